@@ -1,0 +1,71 @@
+/* Leveled logging. The threshold and sink are process configuration, not
+ * run state: set once at start-up (or by a test), read on every call. */
+#include "common/log.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SP_LOG_UNSET (-1)
+
+static _Atomic int log_level = SP_LOG_UNSET;
+static _Atomic(sp_log_sink) log_sink;
+static _Atomic(void *) log_sink_user;
+
+int sp_log_parse_level(const char *name)
+{
+    static const char *const names[] = {"debug", "info", "warn", "error", "off"};
+    if (!name)
+        return -1;
+    for (int i = 0; i < 5; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int sp_log_level(void)
+{
+    /* Relaxed is enough: the level is an independent word; a racing first
+     * read just parses the environment twice and stores the same value. */
+    int lvl = atomic_load_explicit(&log_level, memory_order_relaxed);
+    if (lvl != SP_LOG_UNSET)
+        return lvl;
+    lvl = sp_log_parse_level(getenv("SIMPLER_LOG"));
+    if (lvl < 0)
+        lvl = SP_LOG_WARN;
+    atomic_store_explicit(&log_level, lvl, memory_order_relaxed);
+    return lvl;
+}
+
+void sp_log_set_level(int level)
+{
+    if (level >= SP_LOG_DEBUG && level <= SP_LOG_OFF)
+        atomic_store_explicit(&log_level, level, memory_order_relaxed);
+}
+
+void sp_log_set_sink(sp_log_sink sink, void *user)
+{
+    atomic_store_explicit(&log_sink_user, user, memory_order_relaxed);
+    atomic_store_explicit(&log_sink, sink, memory_order_release);
+}
+
+void sp_log(int level, const char *fmt, ...)
+{
+    static const char *const tags[] = {"debug", "info", "warn", "error"};
+    if (level < sp_log_level() || level >= SP_LOG_OFF)
+        return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "simpler %s: ", tags[level]);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    sp_log_sink sink = atomic_load_explicit(&log_sink, memory_order_acquire);
+    if (sink) {
+        sink(level, line, atomic_load_explicit(&log_sink_user, memory_order_relaxed));
+        return;
+    }
+    fprintf(stderr, "%s\n", line);
+}

@@ -1,0 +1,26 @@
+/* Leveled logging to stderr (or a sink a host installs). The level comes
+ * from SIMPLER_LOG=debug|info|warn|error|off, read once; default warn. */
+#ifndef SP_COMMON_LOG_H
+#define SP_COMMON_LOG_H
+
+enum { SP_LOG_DEBUG = 0, SP_LOG_INFO = 1, SP_LOG_WARN = 2, SP_LOG_ERROR = 3, SP_LOG_OFF = 4 };
+
+typedef void (*sp_log_sink)(int level, const char *line, void *user);
+
+/* Current threshold: messages below it are dropped. */
+int sp_log_level(void);
+/* Parse a level name ("debug".."off"); -1 if unknown. */
+int sp_log_parse_level(const char *name);
+/* Override the threshold (tests, CLI flags). */
+void sp_log_set_level(int level);
+/* Send lines to `sink` instead of stderr; NULL restores stderr. */
+void sp_log_set_sink(sp_log_sink sink, void *user);
+void sp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define SP_LOG_ENABLED(lvl) ((lvl) >= sp_log_level())
+#define SP_DEBUG(...) (SP_LOG_ENABLED(SP_LOG_DEBUG) ? sp_log(SP_LOG_DEBUG, __VA_ARGS__) : (void)0)
+#define SP_INFO(...) (SP_LOG_ENABLED(SP_LOG_INFO) ? sp_log(SP_LOG_INFO, __VA_ARGS__) : (void)0)
+#define SP_WARN(...) (SP_LOG_ENABLED(SP_LOG_WARN) ? sp_log(SP_LOG_WARN, __VA_ARGS__) : (void)0)
+#define SP_ERROR(...) (SP_LOG_ENABLED(SP_LOG_ERROR) ? sp_log(SP_LOG_ERROR, __VA_ARGS__) : (void)0)
+
+#endif

@@ -1,0 +1,121 @@
+/* Spin-yield-park waiting on a futex word. The parked counter and the value
+ * form a Dekker pair: the waiter announces itself (seq_cst) before its last
+ * look at the value, the writer stores the value (seq_cst fence) before it
+ * looks at the counter, so at least one of them sees the other and no wake
+ * is lost. */
+#include "common/wait.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+const sp_wait_policy sp_wait_default = {.spin_ns = 20000, .yield_ns = 200000};
+
+uint64_t sp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void futex_wake_all(_Atomic uint32_t *addr)
+{
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep while *addr == old, until woken or the absolute monotonic deadline. */
+static void futex_wait_until(_Atomic uint32_t *addr, uint32_t old, uint64_t deadline_ns)
+{
+    struct timespec ts, *tsp = NULL;
+    if (deadline_ns) {
+        ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
+        ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
+        tsp = &ts;
+    }
+    /* BITSET takes an absolute CLOCK_MONOTONIC deadline; EAGAIN, EINTR and
+     * ETIMEDOUT all just send the caller back to re-check the value. */
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET_PRIVATE, old, tsp, NULL,
+            FUTEX_BITSET_MATCH_ANY);
+}
+
+void sp_waitword_wake(sp_waitword *w)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    /* Relaxed is enough after the fence: it orders our store before this load. */
+    if (atomic_load_explicit(&w->parked, memory_order_relaxed))
+        futex_wake_all(&w->value);
+}
+
+void sp_waitword_store(sp_waitword *w, uint32_t v)
+{
+    atomic_store_explicit(&w->value, v, memory_order_release);
+    sp_waitword_wake(w);
+}
+
+uint32_t sp_waitword_add(sp_waitword *w, uint32_t d)
+{
+    uint32_t old = atomic_fetch_add_explicit(&w->value, d, memory_order_release);
+    sp_waitword_wake(w);
+    return old;
+}
+
+uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
+                             uint64_t deadline_ns, int *timed_out)
+{
+    if (!policy)
+        policy = &sp_wait_default;
+    if (timed_out)
+        *timed_out = 0;
+    uint32_t v = sp_waitword_load(w);
+    if (v != old)
+        return v;
+
+    uint64_t start = sp_now_ns();
+    uint64_t spin_end = start + policy->spin_ns;
+    uint64_t yield_end = spin_end + policy->yield_ns;
+    for (unsigned i = 1;; i++) {
+        v = sp_waitword_load(w);
+        if (v != old)
+            return v;
+        /* Read the clock only every 64 looks: it costs more than a pause. */
+        if ((i & 63) == 0) {
+            uint64_t now = sp_now_ns();
+            if (deadline_ns && now >= deadline_ns)
+                goto timeout;
+            if (now >= spin_end)
+                break;
+        }
+        sp_cpu_relax();
+    }
+    for (;;) {
+        v = sp_waitword_load(w);
+        if (v != old)
+            return v;
+        uint64_t now = sp_now_ns();
+        if (deadline_ns && now >= deadline_ns)
+            goto timeout;
+        if (now >= yield_end)
+            break;
+        sched_yield();
+    }
+    for (;;) {
+        atomic_fetch_add_explicit(&w->parked, 1, memory_order_seq_cst);
+        v = atomic_load_explicit(&w->value, memory_order_seq_cst);
+        if (v == old)
+            futex_wait_until(&w->value, old, deadline_ns);
+        atomic_fetch_sub_explicit(&w->parked, 1, memory_order_relaxed);
+        v = sp_waitword_load(w);
+        if (v != old)
+            return v;
+        if (deadline_ns && sp_now_ns() >= deadline_ns)
+            goto timeout;
+    }
+timeout:
+    if (timed_out)
+        *timed_out = 1;
+    return old;
+}

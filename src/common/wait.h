@@ -1,0 +1,57 @@
+/* Spin, then yield, then park: the one way anything in simpler waits.
+ * A sp_waitword is a 32-bit value plus a count of parked waiters; a writer
+ * pays for a futex wake only when somebody is actually parked, so the busy
+ * path stays on plain cache-line traffic and an idle waiter costs no CPU. */
+#ifndef SP_COMMON_WAIT_H
+#define SP_COMMON_WAIT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define SP_CACHE_LINE 64
+
+typedef struct sp_waitword {
+    _Atomic uint32_t value;
+    _Atomic uint32_t parked; /* waiters asleep (or about to sleep) on value */
+} sp_waitword;
+
+/* How long a waiter stays on each rung before the next. */
+typedef struct sp_wait_policy {
+    uint32_t spin_ns;  /* busy-poll with a pause instruction */
+    uint32_t yield_ns; /* poll with sched_yield between looks */
+} sp_wait_policy;
+
+/* Default: ~20 us spinning, ~200 us yielding, then park. */
+extern const sp_wait_policy sp_wait_default;
+
+static inline void sp_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Monotonic clock in nanoseconds (the one clock for host and chip). */
+uint64_t sp_now_ns(void);
+
+static inline uint32_t sp_waitword_load(sp_waitword *w)
+{
+    return atomic_load_explicit(&w->value, memory_order_acquire);
+}
+
+/* Store `v` with release order and wake every parked waiter. */
+void sp_waitword_store(sp_waitword *w, uint32_t v);
+/* Add `d` with release order, wake every parked waiter; returns the old value. */
+uint32_t sp_waitword_add(sp_waitword *w, uint32_t d);
+/* Wake parked waiters without changing the value (after a plain store). */
+void sp_waitword_wake(sp_waitword *w);
+
+/* Wait until the value differs from `old`; returns the new value (acquire).
+ * `deadline_ns` is an sp_now_ns() time, 0 for none. On timeout returns `old`
+ * and sets *timed_out (if given) to 1. */
+uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
+                             uint64_t deadline_ns, int *timed_out);
+
+#endif

@@ -1,0 +1,73 @@
+/* Status names and hints, and the log level parser and sink. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "simpler/status.h"
+
+Test(status, every_code_has_a_distinct_name_and_hint)
+{
+    static const int codes[] = {
+#define CODE(name, value, hint) value,
+        SP_STATUS_LIST(CODE)
+#undef CODE
+    };
+    size_t n = sizeof codes / sizeof codes[0];
+    cr_assert_gt(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(codes[i] <= 0);
+        cr_assert_str_neq(sp_status_name(codes[i]), "SP_E?");
+        cr_assert_gt(strlen(sp_status_hint(codes[i])), 5);
+        for (size_t j = i + 1; j < n; j++) {
+            cr_assert_neq(codes[i], codes[j]);
+            cr_assert_str_neq(sp_status_name(codes[i]), sp_status_name(codes[j]));
+        }
+    }
+    cr_assert_str_eq(sp_status_name(SP_EDEVMEM), "SP_EDEVMEM");
+    cr_assert_str_eq(sp_status_name(-9999), "SP_E?");
+}
+
+static char last_line[1024];
+static int lines_seen;
+
+static void capture(int level, const char *line, void *user)
+{
+    (void)level;
+    (void)user;
+    strncpy(last_line, line, sizeof last_line - 1);
+    lines_seen++;
+}
+
+Test(log, levels_filter_and_sink_captures)
+{
+    cr_assert_eq(sp_log_parse_level("debug"), SP_LOG_DEBUG);
+    cr_assert_eq(sp_log_parse_level("off"), SP_LOG_OFF);
+    cr_assert_eq(sp_log_parse_level("loud"), -1);
+    cr_assert_eq(sp_log_parse_level(NULL), -1);
+    sp_log_set_sink(capture, NULL);
+    sp_log_set_level(SP_LOG_WARN);
+    SP_INFO("hidden %d", 1);
+    cr_assert_eq(lines_seen, 0);
+    SP_ERROR("shown %d", 2);
+    cr_assert_eq(lines_seen, 1);
+    cr_assert(strstr(last_line, "shown 2") != NULL);
+    cr_assert(strstr(last_line, "error") != NULL);
+    sp_log_set_level(SP_LOG_OFF);
+    SP_ERROR("hidden too");
+    cr_assert_eq(lines_seen, 1);
+    sp_log_set_sink(NULL, NULL);
+}
+
+/* Each Criterion test runs in its own process, so the level is read fresh. */
+Test(log, level_comes_from_environment)
+{
+    setenv("SIMPLER_LOG", "debug", 1);
+    cr_assert_eq(sp_log_level(), SP_LOG_DEBUG);
+}
+
+Test(log, unknown_environment_level_defaults_to_warn)
+{
+    setenv("SIMPLER_LOG", "chatty", 1);
+    cr_assert_eq(sp_log_level(), SP_LOG_WARN);
+}
