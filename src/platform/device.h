@@ -1,0 +1,96 @@
+/* The platform interface: one device runner per (process, device id).
+ * Every backend (src/platform/<backend>/) implements these functions; code
+ * above the platform sees only this header, chip.h and sp_host_api. */
+#ifndef SP_PLATFORM_DEVICE_H
+#define SP_PLATFORM_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simpler/host_api.h"
+#include "simpler/kernel.h"
+
+typedef struct sp_device sp_device;
+typedef struct sp_chip sp_chip; /* device-side view handed to launched code (chip.h) */
+
+/* Cores: clusters of 1 AIC + 2 AIV. Core ids: AIC of cluster c is c,
+ * its AIV lanes are clusters + 2c and clusters + 2c + 1. */
+typedef struct sp_geometry {
+    uint32_t clusters;
+    uint32_t sched_threads; /* AICPU scheduler threads */
+    uint32_t orch_threads;  /* AICPU orchestrator threads (tmr) */
+} sp_geometry;
+
+typedef struct sp_device_options {
+    sp_geometry geometry;  /* zero fields: the default geometry */
+    uint64_t memory_bytes; /* device memory arena size; 0: default */
+    bool no_host_map;      /* behave like a backend without host-map */
+} sp_device_options;
+
+#define SP_A2A3_CLUSTERS 24
+#define SP_DEFAULT_DEVICE_MEMORY (1ull << 30)
+
+/* Geometry that fits this machine (clusters and schedulers from its CPUs). */
+sp_geometry sp_geometry_default(void);
+/* The a2a3 chip: 24 clusters, 3 scheduler threads, 1 orchestrator thread. */
+sp_geometry sp_geometry_a2a3(void);
+/* 0 if usable, SP_EGEOMETRY otherwise. */
+int sp_geometry_validate(const sp_geometry *g);
+
+/* Attach to device `device_id` (>= 0). Options (may be NULL) apply when
+ * this call creates the device; later attaches share it (refcounted). */
+int sp_device_open(int device_id, const sp_device_options *opt, sp_device **out);
+/* Drop one reference; the last tears the device down. */
+void sp_device_close(sp_device *dev);
+
+const sp_geometry *sp_device_geometry(const sp_device *dev);
+int sp_device_id(const sp_device *dev);
+const char *sp_device_platform_name(const sp_device *dev); /* "sim" */
+uint64_t sp_device_memory_bytes(const sp_device *dev);
+uint64_t sp_device_committed_bytes(const sp_device *dev); /* bytes in live allocations */
+uint32_t sp_device_core_count(const sp_device *dev);
+
+/* Device memory. Failures return a negative status and log one line. */
+int sp_device_malloc(sp_device *dev, uint64_t bytes, uint64_t *dev_out);
+int sp_device_free(sp_device *dev, uint64_t dev_ptr);
+int sp_device_memset(sp_device *dev, uint64_t dev_ptr, int value, uint64_t bytes);
+int sp_device_copy_to(sp_device *dev, uint64_t dev_dst, const void *src, uint64_t bytes);
+int sp_device_copy_from(sp_device *dev, void *dst, uint64_t dev_src, uint64_t bytes);
+
+/* Host-map (DESIGN.md §4.3). */
+void *sp_device_host_map(sp_device *dev, uint64_t dev_ptr, uint64_t bytes);
+int sp_device_host_unmap(sp_device *dev, uint64_t dev_ptr);
+
+/* Per-run storage, indexed by pipeline slot / arena bank (< SP_PIPELINE_MAX_DEPTH). */
+int sp_device_retained_temp(sp_device *dev, uint32_t slot, uint64_t bytes, uint64_t *dev_out);
+int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request *req,
+                           sp_arena *out);
+
+/* The backend's immutable host API table; runner_ctx is the sp_device. */
+const sp_host_api_functions *sp_device_host_api_functions(void);
+/* A per-run value binding that table to `dev`, `slot` and `bank`.
+ * Returns 0, or SP_ESLOT for a slot or bank out of range. */
+int sp_device_bind_host_api(sp_device *dev, uint32_t slot, uint32_t bank, sp_host_api *out);
+
+/* Kernels: loaded from shared-object bytes without temp files. */
+typedef struct sp_kernel_binary sp_kernel_binary;
+int sp_kernel_binary_load(sp_device *dev, const void *bytes, size_t size, const char *entry,
+                          sp_kernel_binary **out);
+sp_kernel_fn sp_kernel_binary_entry(const sp_kernel_binary *kb);
+void sp_kernel_binary_unload(sp_kernel_binary *kb);
+
+/* Device-side launch: run `fn` on `threads` AICPU threads over `dev_ctx`
+ * (a pointer into device memory or a device-side structure). One launch at a
+ * time per device; SP_EBUSY otherwise. The function's return values are
+ * combined: the first non-zero one is the launch's result. */
+typedef int (*sp_device_main)(sp_chip *chip, void *dev_ctx, uint32_t thread_index,
+                              uint32_t thread_count);
+int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads);
+/* 0 done (result in *result), SP_EBUSY still running, SP_ESTATE nothing launched. */
+int sp_device_poll(sp_device *dev, int *result);
+/* Wait (spin, yield, park) for the launch; deadline 0 = none. Returns its result
+ * or SP_ETIMEOUT (the launch keeps running). */
+int sp_device_wait(sp_device *dev, uint64_t deadline_ns);
+
+#endif

@@ -1,0 +1,146 @@
+/* Per-run storage the device keeps between runs: one retained temp buffer
+ * per pipeline slot and one static arena (heap, shared memory, runtime
+ * image) per arena bank. Two runs in flight use different slots and banks,
+ * so they never share a buffer. Storage is reused while a request fits and
+ * reallocated only to grow; a failed grow leaves the previous storage as it
+ * was. The buffers belong to the device (SIM_OWNER_STORAGE): callers cannot
+ * free them, teardown does. */
+#include <inttypes.h>
+
+#include "common/log.h"
+#include "platform/sim/sim_memory.h"
+#include "simpler/status.h"
+
+/* A block about to be replaced must not be host-mapped: freeing it would be
+ * refused after the new storage was already handed out. */
+static int check_unmapped_locked(struct sim_memory *mem, uint64_t dev, const char *what,
+                                 uint32_t index)
+{
+    uint64_t off;
+    if (!dev || !sim_memory_off(mem, dev, &off))
+        return SP_OK;
+    range_block *b = range_alloc_block_at(&mem->ra, off);
+    if (b && b->maps) {
+        SP_ERROR("device %d: growing %s %" PRIu32 " refused: its buffer 0x%" PRIx64
+                 " is still host-mapped",
+                 mem->device_id, what, index, dev);
+        return SP_EMAPPED;
+    }
+    return SP_OK;
+}
+
+int sp_device_retained_temp(sp_device *dev, uint32_t slot, uint64_t bytes, uint64_t *dev_out)
+{
+    if (!dev || !dev->mem || !dev_out || bytes == 0) {
+        SP_ERROR("retained temp buffer: %s", !dev_out     ? "NULL output pointer"
+                                             : bytes == 0 ? "zero bytes requested"
+                                                          : "no device");
+        return SP_EINVAL;
+    }
+    struct sim_memory *mem = dev->mem;
+    if (slot >= SP_PIPELINE_MAX_DEPTH) {
+        SP_ERROR("device %d: retained temp buffer: pipeline slot %" PRIu32
+                 " out of range (depth %d)",
+                 mem->device_id, slot, SP_PIPELINE_MAX_DEPTH);
+        return SP_ESLOT;
+    }
+    pthread_mutex_lock(&mem->lock);
+    sim_retained *r = &mem->retained[slot];
+    int rc = SP_OK;
+    if (r->dev && bytes <= r->bytes) {
+        *dev_out = r->dev;
+    } else if ((rc = check_unmapped_locked(mem, r->dev, "retained temp buffer of slot", slot)) ==
+               SP_OK) {
+        /* Allocate before freeing so that a failure keeps the old buffer. */
+        uint64_t fresh;
+        rc = sim_memory_alloc_locked(mem, bytes, SIM_OWNER_STORAGE, &fresh);
+        if (rc == SP_OK) {
+            if (r->dev)
+                sim_memory_free_locked(mem, r->dev, SIM_OWNER_STORAGE, "retained temp release");
+            *r = (sim_retained){.dev = fresh, .bytes = bytes};
+            *dev_out = fresh;
+        } else {
+            SP_ERROR("device %d: retained temp buffer of slot %" PRIu32 ": growing to %" PRIu64
+                     " bytes failed; the slot keeps its %" PRIu64 "-byte buffer",
+                     mem->device_id, slot, bytes, r->bytes);
+        }
+    }
+    pthread_mutex_unlock(&mem->lock);
+    return rc;
+}
+
+/* The three parts of a bank, addressed uniformly. */
+typedef struct arena_part {
+    uint64_t *addr;
+    uint64_t *held;
+    uint64_t want;
+    const char *name;
+} arena_part;
+
+int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request *req,
+                           sp_arena *out)
+{
+    if (!dev || !dev->mem || !req || !out) {
+        SP_ERROR("arena commit: %s", !dev || !dev->mem ? "no device" : "NULL request or output");
+        return SP_EINVAL;
+    }
+    struct sim_memory *mem = dev->mem;
+    if (bank >= SP_PIPELINE_MAX_DEPTH) {
+        SP_ERROR("device %d: arena commit: arena bank %" PRIu32 " out of range (depth %d)",
+                 mem->device_id, bank, SP_PIPELINE_MAX_DEPTH);
+        return SP_ESLOT;
+    }
+    pthread_mutex_lock(&mem->lock);
+    sp_arena *a = &mem->banks[bank];
+    arena_part parts[3] = {
+        {&a->heap, &a->size.heap_bytes, req->heap_bytes, "heap"},
+        {&a->shm, &a->size.shm_bytes, req->shm_bytes, "shared memory"},
+        {&a->image, &a->size.image_bytes, req->image_bytes, "image"},
+    };
+    uint64_t fresh[3] = {0, 0, 0};
+    int rc = SP_OK;
+    for (int i = 0; i < 3 && rc == SP_OK; i++)
+        if (parts[i].want > *parts[i].held)
+            rc = check_unmapped_locked(mem, *parts[i].addr, "arena bank", bank);
+    /* Allocate every part that must grow before touching the bank, so a
+     * failure frees only what this call allocated. */
+    for (int i = 0; i < 3 && rc == SP_OK; i++)
+        if (parts[i].want > *parts[i].held)
+            rc = sim_memory_alloc_locked(mem, parts[i].want, SIM_OWNER_STORAGE, &fresh[i]);
+    if (rc) {
+        for (int i = 0; i < 3; i++)
+            if (fresh[i])
+                sim_memory_free_locked(mem, fresh[i], SIM_OWNER_STORAGE, "arena rollback");
+        SP_ERROR("device %d: arena bank %" PRIu32 ": commit of heap %" PRIu64 ", shm %" PRIu64
+                 ", image %" PRIu64 " bytes failed (%s); the bank keeps its previous arena",
+                 mem->device_id, bank, req->heap_bytes, req->shm_bytes, req->image_bytes,
+                 sp_status_name(rc));
+    } else {
+        for (int i = 0; i < 3; i++) {
+            if (!fresh[i])
+                continue;
+            if (*parts[i].addr)
+                sim_memory_free_locked(mem, *parts[i].addr, SIM_OWNER_STORAGE, "arena release");
+            *parts[i].addr = fresh[i];
+            *parts[i].held = parts[i].want;
+        }
+        *out = *a;
+    }
+    pthread_mutex_unlock(&mem->lock);
+    return rc;
+}
+
+void sim_run_storage_release_all(struct sim_memory *mem)
+{
+    for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++) {
+        if (mem->retained[s].dev)
+            sim_memory_free_locked(mem, mem->retained[s].dev, SIM_OWNER_STORAGE,
+                                   "retained temp release");
+        mem->retained[s] = (sim_retained){0};
+        uint64_t parts[3] = {mem->banks[s].heap, mem->banks[s].shm, mem->banks[s].image};
+        for (int i = 0; i < 3; i++)
+            if (parts[i])
+                sim_memory_free_locked(mem, parts[i], SIM_OWNER_STORAGE, "arena release");
+        mem->banks[s] = (sp_arena){0};
+    }
+}
