@@ -1,0 +1,75 @@
+/* The chip as device-side code sees it: the scheduler's interface to the
+ * compute cores. A launched sp_device_main (device.h) gets an sp_chip and
+ * drives cores through these calls only; every backend implements them.
+ *
+ * Rules of the handshake:
+ *   - A core runs one payload at a time. Dispatch only to an idle core
+ *     (sp_chip_core_idle true); each core is driven by one scheduler thread
+ *     at a time (schedulers partition the cores between them).
+ *   - Everything the payload points to (arguments, tensors) is device
+ *     memory. A kernel's stores are visible to the scheduler once
+ *     sp_chip_core_idle has returned true for that core.
+ *   - The launched function waits for every core it dispatched to before it
+ *     returns; the launch also waits for them before it completes.
+ *
+ * Busy path: a dispatch and a completion check are a few loads and stores on
+ * the core's own cache lines, with no lock, allocation or syscall. An idle
+ * scheduler waits on the chip event (every finished payload bumps it), which
+ * spins, yields and then parks, so an idle chip costs no CPU. */
+#ifndef SP_PLATFORM_CHIP_H
+#define SP_PLATFORM_CHIP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platform/device.h"
+#include "simpler/kernel.h"
+
+/* What a core runs: the kernel, its argument vector and the per-task part
+ * of sp_kernel_ctx. The core fills in its own core_type, core_id and
+ * cluster_id. fn NULL runs nothing but still acknowledges and finishes. */
+typedef struct sp_chip_payload {
+    sp_kernel_fn fn;
+    const uint64_t *args; /* device memory, read by the kernel */
+    uint64_t task_id;
+    uint32_t block_idx;
+    uint32_t block_num;
+    uint32_t sub_block; /* lane within a MIX task: 0 AIC, 1 AIV0, 2 AIV1 */
+} sp_chip_payload;
+
+/* Where a core stands with its last dispatch. */
+typedef enum sp_core_state {
+    SP_CORE_IDLE = 0,    /* finished (or never dispatched): may be dispatched to */
+    SP_CORE_PENDING = 1, /* doorbell rung, the core has not acknowledged yet */
+    SP_CORE_RUNNING = 2, /* acknowledged: the kernel is running */
+} sp_core_state;
+
+/* Geometry: cores are numbered as in device.h (AICs 0..clusters-1, then
+ * two AIV lanes per cluster). */
+uint32_t sp_chip_core_count(const sp_chip *chip);
+uint32_t sp_chip_cluster_count(const sp_chip *chip);
+sp_core_type sp_chip_core_type(const sp_chip *chip, uint32_t core);
+uint32_t sp_chip_core_cluster(const sp_chip *chip, uint32_t core);
+
+/* Ring `core`'s doorbell with `payload` (copied; the caller may reuse it).
+ * The core must be idle and owned by the calling scheduler thread. */
+void sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *payload);
+/* Non-blocking: true when `core` has finished its last dispatch (acquire:
+ * the kernel's stores are visible to the caller). */
+bool sp_chip_core_idle(sp_chip *chip, uint32_t core);
+/* Non-blocking, for diagnostics: the core's handshake state. */
+sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
+
+/* The chip event: a counter bumped each time a core finishes a payload and
+ * by sp_chip_event_notify. An idle scheduler takes a snapshot BEFORE it scans
+ * its cores (and its ready work), and if the scan found nothing to do, waits
+ * for the event to move past the snapshot: no completion can be missed. */
+uint32_t sp_chip_event_snapshot(sp_chip *chip);
+/* Wait (spin, yield, park) until the event differs from `snapshot`.
+ * deadline_ns is an sp_now_ns() time, 0 for none. 0, or SP_ETIMEOUT. */
+int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns);
+/* Bump the event without a completion: wakes schedulers waiting in
+ * sp_chip_event_wait (e.g. new ready work, or a stop request). */
+void sp_chip_event_notify(sp_chip *chip);
+
+#endif

@@ -1,0 +1,130 @@
+/* The sim chip's life cycle: one host thread per core and per AICPU thread,
+ * started with the device and parked on their doorbells / go words until
+ * work arrives, stopped and joined at teardown. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "platform/sim/sim_chip.h"
+#include "simpler/status.h"
+
+static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
+{
+    core->id = id;
+    if (id < clusters) {
+        core->type = SP_CORE_AIC;
+        core->cluster = id;
+    } else {
+        core->type = SP_CORE_AIV;
+        core->cluster = (id - clusters) / 2;
+    }
+}
+
+static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
+                        int device_id)
+{
+    int err = pthread_create(thread, NULL, main, arg);
+    if (err) {
+        SP_ERROR("device %d: cannot start chip thread %s: %s", device_id, name, strerror(err));
+        return SP_ESYS;
+    }
+    char shortname[16]; /* the kernel keeps 15 characters */
+    snprintf(shortname, sizeof shortname, "%.15s", name);
+    pthread_setname_np(*thread, shortname); /* best effort: only for perf and debuggers */
+    return SP_OK;
+}
+
+static void stop_threads(struct sim_chip *chip)
+{
+    for (uint32_t i = 0; i < chip->aicpu_count; i++)
+        if (chip->aicpu[i].started)
+            sp_waitword_store(&chip->aicpu[i].go, SIM_DOORBELL_STOP);
+    for (uint32_t i = 0; i < chip->view.core_count; i++)
+        if (chip->view.cores[i].started)
+            sp_waitword_store(&chip->view.cores[i].doorbell, SIM_DOORBELL_STOP);
+    for (uint32_t i = 0; i < chip->aicpu_count; i++)
+        if (chip->aicpu[i].started)
+            pthread_join(chip->aicpu[i].thread, NULL);
+    for (uint32_t i = 0; i < chip->view.core_count; i++)
+        if (chip->view.cores[i].started)
+            pthread_join(chip->view.cores[i].thread, NULL);
+}
+
+static void chip_free(struct sim_chip *chip)
+{
+    free(chip->view.cores);
+    free(chip->aicpu);
+    free(chip);
+}
+
+static void *alloc_lines(size_t count, size_t size)
+{
+    /* aligned_alloc wants a size that is a multiple of the alignment; the
+     * element types are cache-line aligned, so their sizes already are. */
+    void *p = aligned_alloc(SP_CACHE_LINE, count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+int sim_chip_create(sp_device *dev, struct sim_chip **out)
+{
+    *out = NULL;
+    const sp_geometry *g = &dev->geometry;
+    struct sim_chip *chip = alloc_lines(1, sizeof *chip);
+    if (!chip)
+        return SP_ENOMEM;
+    chip->dev = dev;
+    chip->view.clusters = g->clusters;
+    chip->view.core_count = g->clusters * 3;
+    chip->aicpu_count = g->sched_threads + g->orch_threads;
+    chip->view.cores = alloc_lines(chip->view.core_count, sizeof(sim_core));
+    chip->aicpu = alloc_lines(chip->aicpu_count, sizeof(sim_aicpu));
+    if (!chip->view.cores || !chip->aicpu) {
+        chip_free(chip);
+        return SP_ENOMEM;
+    }
+
+    int rc = SP_OK;
+    char name[32];
+    for (uint32_t i = 0; i < chip->view.core_count && rc == SP_OK; i++) {
+        sim_core *core = &chip->view.cores[i];
+        core->chip = &chip->view;
+        core_identity(core, i, g->clusters);
+        /* Idle from the start: FIN for sequence 0, the doorbell's initial value. */
+        atomic_store_explicit(&core->status, SIM_STATUS_FIN | 0, memory_order_relaxed);
+        snprintf(name, sizeof name, "sp%d-%s%u", dev->id, core->type == SP_CORE_AIC ? "aic" : "aiv",
+                 i);
+        rc = start_thread(&core->thread, sim_core_main, core, name, dev->id);
+        core->started = rc == SP_OK;
+    }
+    for (uint32_t i = 0; i < chip->aicpu_count && rc == SP_OK; i++) {
+        sim_aicpu *t = &chip->aicpu[i];
+        t->chip = chip;
+        t->index = i;
+        snprintf(name, sizeof name, "sp%d-aicpu%u", dev->id, i);
+        rc = start_thread(&t->thread, sim_aicpu_main, t, name, dev->id);
+        t->started = rc == SP_OK;
+    }
+    if (rc) {
+        stop_threads(chip);
+        chip_free(chip);
+        return rc;
+    }
+    *out = chip;
+    return SP_OK;
+}
+
+void sim_chip_destroy(struct sim_chip *chip)
+{
+    if (!chip)
+        return;
+    if (atomic_load_explicit(&chip->busy, memory_order_acquire)) {
+        SP_WARN("device %d: closed while a launch runs; waiting for it to finish", chip->dev->id);
+        sp_device_wait(chip->dev, 0);
+    }
+    stop_threads(chip);
+    chip_free(chip);
+}

@@ -1,0 +1,127 @@
+/* The per-core handshake: the loop each simulated core runs, and the
+ * device-side chip.h calls a scheduler uses to drive it. Busy path per task:
+ * the scheduler writes the dispatch line (payload, then doorbell with
+ * release), the core reads it (acquire), stores ACK|seq, runs the kernel,
+ * stores FIN|seq (release) and bumps the chip event; the scheduler sees
+ * FIN|seq with an acquire load. No lock, allocation or syscall unless a
+ * waiter is parked. */
+#include <assert.h>
+
+#include "platform/sim/sim_chip.h"
+#include "simpler/status.h"
+
+void *sim_core_main(void *arg)
+{
+    sim_core *core = arg;
+    struct sp_chip *chip = core->chip;
+    sp_kernel_ctx ctx = {.core_type = core->type, .core_id = core->id, .cluster_id = core->cluster};
+    uint32_t last = 0;
+    for (;;) {
+        uint32_t seq = sp_waitword_wait_ne(&core->doorbell, last, &sp_wait_default, 0, NULL);
+        if (seq & SIM_DOORBELL_STOP)
+            return NULL;
+        last = seq;
+        /* The acquire load of the doorbell ordered the scheduler's payload
+         * stores before these reads; the scheduler rewrites the payload only
+         * after it sees our FIN, which we store after these reads. */
+        const sp_chip_payload p = core->payload;
+        atomic_store_explicit(&core->status, SIM_STATUS_ACK | seq, memory_order_release);
+        if (p.fn) {
+            ctx.block_idx = p.block_idx;
+            ctx.block_num = p.block_num;
+            ctx.sub_block = p.sub_block;
+            ctx.task_id = p.task_id;
+            p.fn(p.args, &ctx);
+        }
+        atomic_store_explicit(&core->status, SIM_STATUS_FIN | seq, memory_order_release);
+        sp_waitword_add(&chip->event, 1);
+    }
+}
+
+uint32_t sp_chip_core_count(const sp_chip *chip)
+{
+    return chip->core_count;
+}
+
+uint32_t sp_chip_cluster_count(const sp_chip *chip)
+{
+    return chip->clusters;
+}
+
+sp_core_type sp_chip_core_type(const sp_chip *chip, uint32_t core)
+{
+    assert(core < chip->core_count);
+    return (sp_core_type)chip->cores[core].type;
+}
+
+uint32_t sp_chip_core_cluster(const sp_chip *chip, uint32_t core)
+{
+    assert(core < chip->core_count);
+    return chip->cores[core].cluster;
+}
+
+/* The sequence last rung on `core`. Only the owning scheduler writes the
+ * doorbell, so for it a relaxed load returns its own last store. */
+static inline uint32_t doorbell_seq(sim_core *core)
+{
+    return atomic_load_explicit(&core->doorbell.value, memory_order_relaxed);
+}
+
+void sp_chip_dispatch(sp_chip *chip, uint32_t core_id, const sp_chip_payload *payload)
+{
+    assert(core_id < chip->core_count);
+    sim_core *core = &chip->cores[core_id];
+    assert(sp_chip_core_idle(chip, core_id) && "dispatch to a busy core");
+    core->payload = *payload;
+    uint32_t seq = (doorbell_seq(core) + 1) & SIM_SEQ_MASK;
+    sp_waitword_store(&core->doorbell, seq);
+}
+
+bool sp_chip_core_idle(sp_chip *chip, uint32_t core_id)
+{
+    sim_core *core = &chip->cores[core_id];
+    uint32_t status = atomic_load_explicit(&core->status, memory_order_acquire);
+    return status == (SIM_STATUS_FIN | doorbell_seq(core));
+}
+
+sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core_id)
+{
+    sim_core *core = &chip->cores[core_id];
+    uint32_t seq = doorbell_seq(core);
+    uint32_t status = atomic_load_explicit(&core->status, memory_order_acquire);
+    if (status == (SIM_STATUS_FIN | seq))
+        return SP_CORE_IDLE;
+    if (status == (SIM_STATUS_ACK | seq))
+        return SP_CORE_RUNNING;
+    return SP_CORE_PENDING;
+}
+
+uint32_t sp_chip_event_snapshot(sp_chip *chip)
+{
+    return sp_waitword_load(&chip->event);
+}
+
+int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+{
+    int timed_out = 0;
+    sp_waitword_wait_ne(&chip->event, snapshot, &sp_wait_default, deadline_ns, &timed_out);
+    return timed_out ? SP_ETIMEOUT : SP_OK;
+}
+
+void sp_chip_event_notify(sp_chip *chip)
+{
+    sp_waitword_add(&chip->event, 1);
+}
+
+void sim_chip_wait_cores_idle(struct sp_chip *chip)
+{
+    for (;;) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        uint32_t c = 0;
+        while (c < chip->core_count && sp_chip_core_idle(chip, c))
+            c++;
+        if (c == chip->core_count)
+            return;
+        sp_chip_event_wait(chip, snap, 0);
+    }
+}

@@ -1,0 +1,114 @@
+/* Launching device-side code: a pool of AICPU threads (scheduler plus
+ * orchestrator threads) created with the chip and parked between launches.
+ * A launch hands the first `threads` of them the function through their own
+ * go words; the last one to return waits for the cores to go idle, closes
+ * the device view of memory and publishes the launch as done, which is what
+ * the host polls or waits on. */
+#include "common/log.h"
+#include "platform/sim/sim_chip.h"
+#include "simpler/status.h"
+
+static void launch_finish(struct sim_chip *chip, uint32_t seq)
+{
+    /* A scheduler that returned early (an error) may leave kernels running:
+     * they still dereference device memory, so the view stays open for them. */
+    sim_chip_wait_cores_idle(&chip->view);
+    sim_memory_set_device_access(chip->dev->mem, false);
+    /* busy clears before done is published, so a host that saw the launch
+     * done can launch again at once. */
+    atomic_store_explicit(&chip->busy, 0, memory_order_release);
+    sp_waitword_store(&chip->done, seq);
+}
+
+void *sim_aicpu_main(void *arg)
+{
+    sim_aicpu *self = arg;
+    struct sim_chip *chip = self->chip;
+    uint32_t last = 0;
+    for (;;) {
+        uint32_t seq = sp_waitword_wait_ne(&self->go, last, &sp_wait_default, 0, NULL);
+        if (seq & SIM_DOORBELL_STOP)
+            return NULL;
+        last = seq;
+        int rc = chip->fn(&chip->view, chip->dev_ctx, self->index, chip->threads);
+        if (rc) {
+            int none = 0;
+            /* Relaxed is enough: the acq_rel countdown below orders this
+             * before the finisher's release of `done`, which the host acquires. */
+            atomic_compare_exchange_strong_explicit(&chip->result, &none, rc, memory_order_relaxed,
+                                                    memory_order_relaxed);
+        }
+        if (atomic_fetch_sub_explicit(&chip->remaining, 1, memory_order_acq_rel) == 1)
+            launch_finish(chip, seq);
+    }
+}
+
+int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads)
+{
+    if (!dev || !dev->chip || !fn)
+        return SP_EINVAL;
+    struct sim_chip *chip = dev->chip;
+    if (threads == 0 || threads > chip->aicpu_count) {
+        SP_ERROR("device %d: launch on %u threads; the chip has %u AICPU threads "
+                 "(sched_threads + orch_threads)",
+                 dev->id, threads, chip->aicpu_count);
+        return SP_EINVAL;
+    }
+    uint32_t idle = 0;
+    /* Acquire pairs with launch_finish's release: the previous launch's
+     * threads are done with the fields written below. */
+    if (!atomic_compare_exchange_strong_explicit(&chip->busy, &idle, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return SP_EBUSY;
+
+    chip->fn = fn;
+    chip->dev_ctx = dev_ctx;
+    chip->threads = threads;
+    chip->seq = (chip->seq + 1) & SIM_SEQ_MASK;
+    if (chip->seq == 0)
+        chip->seq = 1; /* 0 means "never launched" */
+    /* Relaxed: published to the pool threads by the release of their go
+     * words below, and to the host by the release of `launched`. */
+    atomic_store_explicit(&chip->result, 0, memory_order_relaxed);
+    atomic_store_explicit(&chip->remaining, threads, memory_order_relaxed);
+    atomic_store_explicit(&chip->launched, chip->seq, memory_order_release);
+
+    sim_memory_set_device_access(dev->mem, true);
+    for (uint32_t i = 0; i < threads; i++)
+        sp_waitword_store(&chip->aicpu[i].go, chip->seq);
+    return SP_OK;
+}
+
+int sp_device_poll(sp_device *dev, int *result)
+{
+    if (!dev || !dev->chip)
+        return SP_EINVAL;
+    struct sim_chip *chip = dev->chip;
+    uint32_t launched = atomic_load_explicit(&chip->launched, memory_order_acquire);
+    if (launched == 0)
+        return SP_ESTATE;
+    if (sp_waitword_load(&chip->done) != launched)
+        return SP_EBUSY;
+    if (result) /* relaxed: ordered by the acquire load of `done` */
+        *result = atomic_load_explicit(&chip->result, memory_order_relaxed);
+    return SP_OK;
+}
+
+int sp_device_wait(sp_device *dev, uint64_t deadline_ns)
+{
+    if (!dev || !dev->chip)
+        return SP_EINVAL;
+    struct sim_chip *chip = dev->chip;
+    uint32_t launched = atomic_load_explicit(&chip->launched, memory_order_acquire);
+    if (launched == 0)
+        return SP_ESTATE;
+    uint32_t done = sp_waitword_load(&chip->done);
+    while (done != launched) {
+        int timed_out = 0;
+        done = sp_waitword_wait_ne(&chip->done, done, &sp_wait_default, deadline_ns, &timed_out);
+        if (timed_out)
+            return SP_ETIMEOUT;
+    }
+    /* relaxed: ordered by the acquire load of `done` */
+    return atomic_load_explicit(&chip->result, memory_order_relaxed);
+}

@@ -1,0 +1,292 @@
+/* The per-core handshake, driven the way a runtime drives it: a launched
+ * scheduler function dispatches through chip.h and kernels write their
+ * evidence into device memory. No dispatch may be lost or run twice, and
+ * every core must run kernels as itself (id, type, cluster). */
+#include <criterion/criterion.h>
+#include <sched.h>
+#include <stdbool.h>
+
+#include "../kernels/chip_probe.h"
+#include "chip_test_support.h"
+#include "platform/chip.h"
+
+#define DISPATCHES 100000u
+#define MAX_OWNED 64
+
+/* Distinct launch results for the ways a scheduler can see the chip wrong. */
+enum { BAD_GEOMETRY = 1001, BAD_IDENTITY = 1002, NO_CORES = 1003, BAD_STATE = 1004 };
+
+/* The scheduler's context, in device memory. */
+typedef struct count_ctx {
+    uint64_t fn;   /* sp_kernel_fn */
+    uint64_t args; /* device address of the kernel's argument vector */
+    uint64_t tasks;
+    uint64_t deadline_ns;
+    uint32_t core_type;
+} count_ctx;
+
+/* Each scheduler thread owns every count-th core of the wanted type and
+ * runs task ids index, index+count, ... on them, keeping all of them busy. */
+static int count_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    const count_ctx *cc = dev_ctx;
+    uint32_t owned[MAX_OWNED], n = 0, of_type = 0;
+    for (uint32_t c = 0; c < sp_chip_core_count(chip); c++)
+        if (sp_chip_core_type(chip, c) == cc->core_type && of_type++ % count == index &&
+            n < MAX_OWNED)
+            owned[n++] = c;
+    if (n == 0)
+        return NO_CORES;
+
+    bool busy[MAX_OWNED] = {false};
+    uint64_t next = index, finished = 0;
+    uint64_t mine = cc->tasks > index ? (cc->tasks - index + count - 1) / count : 0;
+    sp_chip_payload p = {.fn = (sp_kernel_fn)(uintptr_t)cc->fn,
+                         .args = (const uint64_t *)(uintptr_t)cc->args,
+                         .block_num = 1};
+    while (finished < mine) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        bool progress = false;
+        for (uint32_t i = 0; i < n; i++) {
+            if (busy[i]) {
+                if (!sp_chip_core_idle(chip, owned[i]))
+                    continue;
+                busy[i] = false;
+                finished++;
+                progress = true;
+            }
+            if (next < cc->tasks) {
+                p.task_id = next;
+                next += count;
+                sp_chip_dispatch(chip, owned[i], &p);
+                busy[i] = true;
+                progress = true;
+            }
+        }
+        if (!progress && sp_chip_event_wait(chip, snap, cc->deadline_ns) == SP_ETIMEOUT)
+            return SP_ETIMEOUT;
+    }
+    return 0;
+}
+
+static void run_count_test(sp_core_type type)
+{
+    /* Two schedulers sharing the chip event, over 2 AIC or 4 AIV cores. */
+    sp_device_options opt = {.geometry = {.clusters = 2, .sched_threads = 2, .orch_threads = 1}};
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
+    sp_kernel_binary *kb = load_test_kernel(dev, "chip_probe.so", "chip_count");
+
+    uint64_t counts = dev_alloc_zeroed(dev, DISPATCHES * sizeof(uint32_t));
+    uint64_t errors = dev_alloc_zeroed(dev, sizeof(uint32_t));
+    uint64_t argv[3] = {counts, type, errors};
+    uint64_t args = dev_upload(dev, argv, sizeof argv);
+    count_ctx cc = {.fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(kb),
+                    .args = args,
+                    .tasks = DISPATCHES,
+                    .deadline_ns = DEADLINE_MS(240000),
+                    .core_type = type};
+    uint64_t ctx = dev_upload(dev, &cc, sizeof cc);
+
+    cr_assert_eq(sp_device_launch(dev, count_scheduler, (void *)(uintptr_t)ctx, 2), SP_OK);
+    int rc = sp_device_wait(dev, DEADLINE_MS(280000));
+    cr_assert_eq(rc, 0, "launch result %d (%s)", rc, sp_status_name(rc));
+
+    uint32_t *host = malloc(DISPATCHES * sizeof(uint32_t));
+    cr_assert_not_null(host);
+    dev_download(dev, host, counts, DISPATCHES * sizeof(uint32_t));
+    uint32_t lost = 0, repeated = 0, first_bad = UINT32_MAX;
+    for (uint32_t i = 0; i < DISPATCHES; i++) {
+        lost += host[i] == 0;
+        repeated += host[i] > 1;
+        if (host[i] != 1 && first_bad == UINT32_MAX)
+            first_bad = i;
+    }
+    cr_expect_eq(lost + repeated, 0, "%u dispatches lost, %u run more than once (first: task %u)",
+                 lost, repeated, first_bad);
+    uint32_t bad_ctx = 0;
+    dev_download(dev, &bad_ctx, errors, sizeof bad_ctx);
+    cr_expect_eq(bad_ctx, 0, "%u kernels saw a wrong core type or block", bad_ctx);
+
+    free(host);
+    cr_assert_eq(sp_device_free(dev, ctx), SP_OK);
+    cr_assert_eq(sp_device_free(dev, args), SP_OK);
+    cr_assert_eq(sp_device_free(dev, errors), SP_OK);
+    cr_assert_eq(sp_device_free(dev, counts), SP_OK);
+    sp_kernel_binary_unload(kb);
+    sp_device_close(dev);
+}
+
+Test(chip_handshake, aic_dispatches_none_lost_or_repeated, .timeout = 290)
+{
+    run_count_test(SP_CORE_AIC);
+}
+
+Test(chip_handshake, aiv_dispatches_none_lost_or_repeated, .timeout = 290)
+{
+    run_count_test(SP_CORE_AIV);
+}
+
+/* Every core once, all in flight together, each with a distinct payload. */
+typedef struct report_ctx {
+    uint64_t fn;
+    uint64_t args;
+    uint64_t deadline_ns;
+} report_ctx;
+
+static int report_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)index, (void)count;
+    const report_ctx *rc = dev_ctx;
+    uint32_t cores = sp_chip_core_count(chip), clusters = sp_chip_cluster_count(chip);
+    if (cores != clusters * 3)
+        return BAD_GEOMETRY;
+    for (uint32_t c = 0; c < cores; c++) {
+        uint32_t want_cluster = c < clusters ? c : (c - clusters) / 2;
+        sp_core_type want_type = c < clusters ? SP_CORE_AIC : SP_CORE_AIV;
+        if (sp_chip_core_type(chip, c) != want_type ||
+            sp_chip_core_cluster(chip, c) != want_cluster)
+            return BAD_IDENTITY;
+        if (!sp_chip_core_idle(chip, c) || sp_chip_core_state(chip, c) != SP_CORE_IDLE)
+            return BAD_STATE;
+    }
+    for (uint32_t c = 0; c < cores; c++) {
+        sp_chip_payload p = {.fn = (sp_kernel_fn)(uintptr_t)rc->fn,
+                             .args = (const uint64_t *)(uintptr_t)rc->args,
+                             .task_id = c,
+                             .block_idx = 3 * c + 1,
+                             .block_num = c + 7,
+                             .sub_block = c % 3};
+        sp_chip_dispatch(chip, c, &p);
+    }
+    for (;;) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        uint32_t idle = 0;
+        while (idle < cores && sp_chip_core_idle(chip, idle))
+            idle++;
+        if (idle == cores)
+            return 0;
+        if (sp_chip_event_wait(chip, snap, rc->deadline_ns) == SP_ETIMEOUT)
+            return SP_ETIMEOUT;
+    }
+}
+
+static void run_report_test(sp_geometry g)
+{
+    sp_device_options opt = {.geometry = g};
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
+    uint32_t cores = sp_device_core_count(dev);
+    cr_assert_eq(cores, g.clusters * 3);
+    sp_kernel_binary *kb = load_test_kernel(dev, "chip_probe.so", "chip_report_ctx");
+
+    uint64_t records = dev_alloc_zeroed(dev, cores * sizeof(chip_ctx_record));
+    uint64_t args = dev_upload(dev, &records, sizeof records);
+    report_ctx rc = {.fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(kb),
+                     .args = args,
+                     .deadline_ns = DEADLINE_MS(60000)};
+    uint64_t ctx = dev_upload(dev, &rc, sizeof rc);
+    cr_assert_eq(sp_device_launch(dev, report_scheduler, (void *)(uintptr_t)ctx, 1), SP_OK);
+    int res = sp_device_wait(dev, DEADLINE_MS(90000));
+    cr_assert_eq(res, 0, "launch result %d", res);
+
+    chip_ctx_record *r = calloc(cores, sizeof *r);
+    cr_assert_not_null(r);
+    dev_download(dev, r, records, cores * sizeof *r);
+    for (uint32_t c = 0; c < cores; c++) {
+        bool aic = c < g.clusters;
+        uint32_t cluster = aic ? c : (c - g.clusters) / 2;
+        cr_expect_eq(r[c].seen, 1, "core %u ran its kernel %llu times", c,
+                     (unsigned long long)r[c].seen);
+        cr_expect_eq(r[c].core_id, c, "core %u reported id %u", c, r[c].core_id);
+        cr_expect_eq(r[c].core_type, aic ? SP_CORE_AIC : SP_CORE_AIV, "core %u reported type %u", c,
+                     r[c].core_type);
+        cr_expect_eq(r[c].cluster_id, cluster, "core %u reported cluster %u, want %u", c,
+                     r[c].cluster_id, cluster);
+        cr_expect_eq(r[c].task_id, c);
+        cr_expect_eq(r[c].block_idx, 3 * c + 1);
+        cr_expect_eq(r[c].block_num, c + 7);
+        cr_expect_eq(r[c].sub_block, c % 3);
+    }
+    free(r);
+    sp_device_free(dev, ctx);
+    sp_device_free(dev, args);
+    sp_device_free(dev, records);
+    sp_kernel_binary_unload(kb);
+    sp_device_close(dev);
+}
+
+Test(chip_handshake, every_core_reports_its_ctx_default_geometry, .timeout = 120)
+{
+    run_report_test(sp_geometry_default());
+}
+
+Test(chip_handshake, every_core_reports_its_ctx_a2a3, .timeout = 120)
+{
+    run_report_test(sp_geometry_a2a3());
+}
+
+/* A kernel held running by a gate: the core goes PENDING/RUNNING -> IDLE,
+ * and is not idle while its kernel runs. */
+typedef struct gate_ctx {
+    uint64_t fn;
+    uint64_t args;
+    uint64_t gate; /* device address of the uint32 gate */
+    uint64_t deadline_ns;
+} gate_ctx;
+
+static int gate_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)index, (void)count;
+    const gate_ctx *gc = dev_ctx;
+    uint32_t core = sp_chip_core_count(chip) - 1; /* an AIV lane */
+    sp_chip_payload p = {.fn = (sp_kernel_fn)(uintptr_t)gc->fn,
+                         .args = (const uint64_t *)(uintptr_t)gc->args,
+                         .block_num = 1};
+    sp_chip_dispatch(chip, core, &p);
+    /* The ACK does not bump the event: poll the state, yielding, to a deadline. */
+    sp_core_state s;
+    while ((s = sp_chip_core_state(chip, core)) == SP_CORE_PENDING) {
+        if (sp_now_ns() > gc->deadline_ns)
+            return SP_ETIMEOUT;
+        sched_yield();
+    }
+    if (s != SP_CORE_RUNNING || sp_chip_core_idle(chip, core))
+        return BAD_STATE;
+    uint32_t snap = sp_chip_event_snapshot(chip);
+    if (sp_chip_core_idle(chip, core))
+        return BAD_STATE; /* the gate is still closed */
+    __atomic_store_n((uint32_t *)(uintptr_t)gc->gate, 77u, __ATOMIC_RELEASE);
+    while (!sp_chip_core_idle(chip, core)) {
+        if (sp_chip_event_wait(chip, snap, gc->deadline_ns) == SP_ETIMEOUT)
+            return SP_ETIMEOUT;
+        snap = sp_chip_event_snapshot(chip);
+    }
+    return sp_chip_core_state(chip, core) == SP_CORE_IDLE ? 0 : BAD_STATE;
+}
+
+Test(chip_handshake, core_state_follows_ack_and_fin, .timeout = 60)
+{
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(0, NULL, &dev), SP_OK);
+    sp_kernel_binary *kb = load_test_kernel(dev, "chip_probe.so", "chip_gate");
+    uint64_t gate = dev_alloc_zeroed(dev, 2 * sizeof(uint32_t));
+    uint64_t argv[2] = {gate, gate + sizeof(uint32_t)};
+    uint64_t args = dev_upload(dev, argv, sizeof argv);
+    gate_ctx gc = {.fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(kb),
+                   .args = args,
+                   .gate = gate,
+                   .deadline_ns = DEADLINE_MS(30000)};
+    uint64_t ctx = dev_upload(dev, &gc, sizeof gc);
+    cr_assert_eq(sp_device_launch(dev, gate_scheduler, (void *)(uintptr_t)ctx, 1), SP_OK);
+    int rc = sp_device_wait(dev, DEADLINE_MS(45000));
+    cr_assert_eq(rc, 0, "launch result %d", rc);
+    uint32_t out[2];
+    dev_download(dev, out, gate, sizeof out);
+    cr_expect_eq(out[1], 77u, "the kernel's store is visible after FIN");
+    sp_device_free(dev, ctx);
+    sp_device_free(dev, args);
+    sp_device_free(dev, gate);
+    sp_kernel_binary_unload(kb);
+    sp_device_close(dev);
+}
