@@ -1,0 +1,108 @@
+/* Callables: one self-contained, versioned, position-independent blob that
+ * bundles an orchestration binary (+ entry and optional config name) and
+ * each kernel binary (+ entry, func_id, core type, argument signature).
+ * A blob is untrusted input: sp_callable_validate refuses every malformed
+ * one with SP_EBLOB and a message, never a crash.
+ *
+ * Layout (little-endian, all offsets from the blob start):
+ *   sp_callable_header | sp_callable_kernel[kernel_count] | sections...
+ * Sections (orchestration binary, kernel binaries, string table) must lie
+ * inside the blob, be non-empty and not overlap each other or the
+ * header/table; the builder starts each on a 64-byte boundary. String fields
+ * are offsets into the string table of NUL-terminated strings; entry and
+ * config names are C identifiers (1..255 chars). */
+#ifndef SIMPLER_CALLABLE_H
+#define SIMPLER_CALLABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simpler/export.h"
+
+#define SP_CALLABLE_MAGIC 0x4c4c414352504d53ull /* "SMPRCALL" */
+#define SP_CALLABLE_VERSION 1u
+#define SP_CALLABLE_MAX_KERNELS 1024u
+#define SP_CALLABLE_NO_STRING 0xffffffffu
+
+typedef struct sp_callable_section {
+    uint64_t offset;
+    uint64_t size;
+} sp_callable_section;
+
+typedef struct sp_callable_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t header_bytes; /* sizeof(sp_callable_header) */
+    uint64_t total_bytes;  /* the whole blob */
+    uint32_t kernel_count;
+    uint32_t orch_entry;         /* string offset of the entry symbol */
+    uint32_t orch_config;        /* string offset of the config symbol, or SP_CALLABLE_NO_STRING */
+    uint32_t reserved;           /* 0 */
+    sp_callable_section orch;    /* orchestration shared object */
+    sp_callable_section strings; /* NUL-terminated strings */
+} sp_callable_header;
+
+_Static_assert(sizeof(sp_callable_header) == 72, "the v1 callable header is 72 bytes");
+
+/* Argument signature characters, one per kernel argument in order:
+ * 'i' IN, 'o' OUT, 'x' INOUT, 'e' OUT_EXISTING, 'n' NO_DEP, 's' scalar.
+ * An empty signature means "not checked". */
+typedef struct sp_callable_kernel {
+    int32_t func_id;            /* >= 0, unique within the callable */
+    uint32_t core_type;         /* sp_core_type */
+    uint32_t entry;             /* string offset of the kernel symbol */
+    uint32_t signature;         /* string offset of the signature */
+    sp_callable_section binary; /* kernel shared object */
+} sp_callable_kernel;
+
+_Static_assert(sizeof(sp_callable_kernel) == 32, "a v1 kernel table entry is 32 bytes");
+
+/* A validated blob, pointing into the caller's bytes. */
+typedef struct sp_callable_view {
+    const uint8_t *base;
+    size_t size;
+    const sp_callable_header *header;
+    const sp_callable_kernel *kernels;
+    const char *orch_entry;
+    const char *orch_config; /* NULL if none */
+} sp_callable_view;
+
+/* Check every field, offset and string of `blob`; fill `view` (may be NULL)
+ * on success. Returns 0, or SP_EBLOB (malformed) / SP_EINVAL (NULL or not
+ * 8-byte aligned `blob`) with the reason written to `err` (may be NULL). */
+SP_EXPORT int sp_callable_validate(const void *blob, size_t size, sp_callable_view *view, char *err,
+                                   size_t err_len);
+/* String at offset `off` of a validated blob's string table; NULL if out of range. */
+SP_EXPORT const char *sp_callable_string(const sp_callable_view *view, uint32_t off);
+/* Index of the kernel with `func_id` in a validated blob, or -1. Kernel
+ * entry and signature offsets of a validated blob always resolve. */
+SP_EXPORT int sp_callable_find_kernel(const sp_callable_view *view, int32_t func_id);
+
+/* What the builder packs for one kernel. */
+typedef struct sp_callable_kernel_spec {
+    int32_t func_id;
+    uint32_t core_type; /* sp_core_type */
+    const char *path;   /* shared object file (builder from files) */
+    const void *bytes;  /* or its bytes in memory (path == NULL) */
+    size_t size;
+    const char *entry;     /* symbol name */
+    const char *signature; /* NULL or "" = unchecked */
+} sp_callable_kernel_spec;
+
+typedef struct sp_callable_spec {
+    const char *orch_path;  /* orchestration shared object file */
+    const void *orch_bytes; /* or its bytes (orch_path == NULL) */
+    size_t orch_size;
+    const char *orch_entry;
+    const char *orch_config; /* NULL: none */
+    const sp_callable_kernel_spec *kernels;
+    uint32_t kernel_count;
+} sp_callable_spec;
+
+/* Pack `spec` into a new blob (*blob_out, free() it). Returns 0, or a status
+ * (SP_EINVAL for a NULL or invalid field, SP_ESYS for an unreadable file,
+ * SP_EBLOB for a duplicate func_id) with the reason in `err`. */
+SP_EXPORT int sp_callable_build(const sp_callable_spec *spec, void **blob_out, size_t *size_out,
+                                char *err, size_t err_len);
+
+#endif

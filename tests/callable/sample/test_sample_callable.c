@@ -1,0 +1,169 @@
+/* The blob simpler_add_callable produced holds exactly what the CMake call
+ * named, and `simpler pack` (which produced it) behaves as documented:
+ * byte-identical repacks, --show, and exit codes 1 / 2 with one-line errors. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "simpler/callable.h"
+#include "simpler/kernel.h"
+#include "simpler/status.h"
+
+static void *read_whole(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    cr_assert_gt(n, 0, "%s is empty", path);
+    void *buf = malloc((size_t)n);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+/* Run `simpler <args>`; returns its exit status, output (stdout + stderr) in out. */
+static int run_simpler(const char *args, char *out, size_t out_len)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", SP_SIMPLER_EXE, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, out_len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "simpler %s did not exit normally", args);
+    return WEXITSTATUS(st);
+}
+
+#define PACK_ARGS                                                                                  \
+    "--orch '" SP_SAMPLE_ORCH "' --entry sample_orch --config sample_config "                      \
+    "--kernel 0:aiv:" SP_SAMPLE_KERNELS ":sample_add:iio "                                         \
+    "--kernel 7:aic:" SP_SAMPLE_KERNELS ":sample_scale:xs"
+
+Test(sample_callable, blob_holds_what_cmake_named)
+{
+    size_t size, orch_size, k_size;
+    void *blob = read_whole(SP_SAMPLE_CALLABLE, &size);
+    void *orch = read_whole(SP_SAMPLE_ORCH, &orch_size);
+    void *k = read_whole(SP_SAMPLE_KERNELS, &k_size);
+    sp_callable_view v;
+    char err[512];
+    cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_str_eq(v.orch_entry, "sample_orch");
+    cr_assert_str_eq(v.orch_config, "sample_config");
+    cr_assert_eq(v.header->orch.size, orch_size);
+    cr_assert_eq(memcmp((uint8_t *)blob + v.header->orch.offset, orch, orch_size), 0);
+    cr_assert_eq(v.header->kernel_count, 2);
+
+    int add = sp_callable_find_kernel(&v, 0), scale = sp_callable_find_kernel(&v, 7);
+    cr_assert(add >= 0 && scale >= 0);
+    cr_assert_eq(v.kernels[add].core_type, SP_CORE_AIV);
+    cr_assert_eq(v.kernels[scale].core_type, SP_CORE_AIC);
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[add].entry), "sample_add");
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[add].signature), "iio");
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[scale].entry), "sample_scale");
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[scale].signature), "xs");
+    /* One source, one shared object, packed once per kernel. */
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(v.kernels[i].binary.size, k_size);
+        cr_assert_eq(memcmp((uint8_t *)blob + v.kernels[i].binary.offset, k, k_size), 0);
+    }
+    free(blob);
+    free(orch);
+    free(k);
+}
+
+Test(sample_callable, cli_repack_is_byte_identical)
+{
+    char out[8192];
+    const char *repack = SP_SAMPLE_WORK_DIR "/cli_repack.spc";
+    remove(repack);
+    int rc =
+        run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/cli_repack.spc' " PACK_ARGS, out, sizeof out);
+    cr_assert_eq(rc, 0, "simpler pack failed: %s", out);
+    size_t a_size, b_size;
+    void *a = read_whole(SP_SAMPLE_CALLABLE, &a_size);
+    void *b = read_whole(repack, &b_size);
+    cr_assert_eq(a_size, b_size);
+    cr_assert_eq(memcmp(a, b, a_size), 0);
+    free(a);
+    free(b);
+}
+
+Test(sample_callable, cli_show_prints_the_contents)
+{
+    char out[8192];
+    int rc = run_simpler("pack --show '" SP_SAMPLE_CALLABLE "'", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "2 kernels"), "%s", out);
+    cr_assert_not_null(strstr(out, "entry sample_orch, config sample_config"), "%s", out);
+    cr_assert_not_null(strstr(out, "sample_add"), "%s", out);
+    cr_assert_not_null(strstr(out, "sample_scale"), "%s", out);
+    cr_assert_not_null(strstr(out, " aic "), "%s", out);
+    cr_assert_not_null(strstr(out, " iio "), "%s", out);
+}
+
+Test(sample_callable, cli_show_reports_a_corrupt_blob)
+{
+    size_t size;
+    uint8_t *blob = read_whole(SP_SAMPLE_CALLABLE, &size);
+    blob[8] = 99; /* version */
+    const char *bad = SP_SAMPLE_WORK_DIR "/corrupt.spc";
+    FILE *f = fopen(bad, "wb");
+    cr_assert_eq(fwrite(blob, 1, size, f), size);
+    fclose(f);
+    free(blob);
+    char out[8192];
+    int rc = run_simpler("pack --show '" SP_SAMPLE_WORK_DIR "/corrupt.spc'", out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "SP_EBLOB"), "%s", out);
+    cr_assert_not_null(strstr(out, "version 99 is not supported"), "%s", out);
+    cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
+}
+
+Test(sample_callable, cli_errors_are_one_line_with_exit_1)
+{
+    char out[8192];
+    remove(SP_SAMPLE_WORK_DIR "/x.spc");
+    int rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/x.spc' --orch /no/such.so --entry e", out,
+                         sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "'/no/such.so'"), "%s", out);
+    cr_assert_not_null(strstr(out, "No such file"), "%s", out);
+    cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
+
+    rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/x.spc' " PACK_ARGS
+                     " --kernel 7:aiv:" SP_SAMPLE_KERNELS ":sample_add",
+                     out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "func_id 7 appears twice"), "%s", out);
+    FILE *f = fopen(SP_SAMPLE_WORK_DIR "/x.spc", "rb");
+    cr_assert_null(f, "a failed pack writes no output");
+}
+
+Test(sample_callable, cli_usage_errors_exit_2)
+{
+    char out[8192];
+    cr_assert_eq(run_simpler("pack --bogus", out, sizeof out), 2, "%s", out);
+    cr_assert_not_null(strstr(out, "unknown option '--bogus'"), "%s", out);
+    cr_assert_eq(run_simpler("pack --orch a.so --entry e", out, sizeof out), 2, "%s", out);
+    cr_assert_not_null(strstr(out, "required"), "%s", out);
+    cr_assert_eq(
+        run_simpler("pack -o x.spc --orch a.so --entry e --kernel 1:gpu:k.so:k", out, sizeof out),
+        2, "%s", out);
+    cr_assert_not_null(strstr(out, "bad --kernel '1:gpu:k.so:k'"), "%s", out);
+    cr_assert_eq(
+        run_simpler("pack -o x.spc --orch a.so --entry e --kernel -1:aic:k.so:k", out, sizeof out),
+        2, "%s", out);
+    cr_assert_eq(
+        run_simpler("pack -o x.spc --orch a.so --entry e --kernel 1:aic:k.so", out, sizeof out), 2,
+        "%s", out);
+    cr_assert_eq(run_simpler("pack --show", out, sizeof out), 2, "%s", out);
+    cr_assert_eq(run_simpler("pack --help", out, sizeof out), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "usage: simpler pack"), "%s", out);
+}
