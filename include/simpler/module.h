@@ -1,0 +1,133 @@
+/* The runtime module C ABI (DESIGN.md §5). A runtime module is a shared
+ * library for one platform × runtime pair, loaded with
+ * dlopen(RTLD_NOW|RTLD_LOCAL); every symbol below is mandatory. Every
+ * function returns 0 on success or a negative status; none aborts on bad
+ * input; the last error's text is kept per context. Any change to a
+ * signature here bumps SP_PIPELINE_ABI_VERSION. */
+#ifndef SIMPLER_MODULE_H
+#define SIMPLER_MODULE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simpler/export.h"
+#include "simpler/host_api.h"
+#include "simpler/types.h"
+
+#define SP_PIPELINE_ABI_VERSION 1u
+#define SP_PIPELINE_MAX_RESOURCES 8u
+
+typedef enum sp_resource_kind {
+    SP_RESOURCE_HEAP = 1,
+    SP_RESOURCE_SHARED_MEMORY = 2,
+    SP_RESOURCE_RUNTIME_IMAGE = 3,
+    SP_RESOURCE_TASK_ARGS = 4,
+    SP_RESOURCE_SCHED_STREAM = 5,
+    SP_RESOURCE_CORE_STREAM = 6,
+} sp_resource_kind;
+
+typedef enum sp_resource_class {
+    SP_CLASS_HOST_PER_RUN = 1,   /* one copy per pipeline slot, host side */
+    SP_CLASS_EXEC_HANDLE = 2,    /* one copy per pipeline slot (arena bank) */
+    SP_CLASS_DEVICE_SCRATCH = 3, /* one copy for the device */
+} sp_resource_class;
+
+typedef struct sp_pipeline_resource {
+    uint32_t kind;
+    uint32_t resource_class;
+    uint64_t reserved; /* 0 */
+} sp_pipeline_resource;
+
+typedef struct sp_pipeline_contract {
+    uint32_t abi_version;
+    uint32_t resource_count;
+    uint32_t pipeline_depth;
+    uint32_t reserved; /* 0 */
+    sp_pipeline_resource resources[SP_PIPELINE_MAX_RESOURCES];
+} sp_pipeline_contract;
+
+/* A run's resource selection and identity; prepare copies it. */
+typedef struct sp_run_descriptor {
+    uint32_t pipeline_slot;
+    uint32_t arena_bank;
+    uint64_t run_id;
+    uint64_t generation;
+    uint64_t dispatch_id;
+    uint64_t run_epoch;
+    _Atomic uint64_t *accepted_state; /* NULL: no acceptance word */
+    uint64_t accepted_value;
+} sp_run_descriptor;
+
+/* What a finished run reports (simpler_run_stats). */
+typedef struct sp_run_stats {
+    uint64_t tasks;
+    uint64_t edges;
+    uint64_t build_ns;  /* host-side graph build (hbg) */
+    uint64_t upload_ns; /* image upload (hbg) */
+    uint64_t device_ns; /* launch to completion */
+    uint64_t image_bytes;
+    uint64_t reserved[4];
+} sp_run_stats;
+
+#define SP_RUN_STORAGE_MAGIC 0x4e55525250534d53ull /* "SMSPRRUN" */
+
+/* Poll results besides errors. */
+#define SP_RUN_COMPLETE 0
+#define SP_RUN_NOT_READY 1
+
+typedef void (*sp_module_log_sink)(int level, const char *line, void *user);
+
+/* The symbols, as function types (the worker resolves each by name). */
+typedef const sp_pipeline_contract *(*simpler_get_pipeline_contract_fn)(void);
+typedef int (*simpler_bind_logging_fn)(int level, sp_module_log_sink sink, void *user);
+typedef int (*simpler_create_device_context_fn)(void **ctx_out);
+typedef int (*simpler_destroy_device_context_fn)(void *ctx);
+typedef int (*simpler_init_fn)(void *ctx, int device_id, const sp_call_config *prewarm);
+typedef int (*simpler_finalize_device_fn)(void *ctx);
+typedef const char *(*simpler_last_error_fn)(void *ctx);
+typedef int (*simpler_device_malloc_fn)(void *ctx, uint64_t bytes, uint64_t *dev_out);
+typedef int (*simpler_device_free_fn)(void *ctx, uint64_t dev_ptr);
+typedef int (*simpler_copy_to_device_fn)(void *ctx, uint64_t dev_dst, const void *src,
+                                         uint64_t bytes);
+typedef int (*simpler_copy_from_device_fn)(void *ctx, void *dst, uint64_t dev_src, uint64_t bytes);
+typedef int (*simpler_run_storage_size_fn)(size_t *size, size_t *align);
+typedef int (*simpler_register_callable_fn)(void *ctx, uint32_t callable_id, const void *blob,
+                                            size_t size);
+typedef int (*simpler_unregister_callable_fn)(void *ctx, uint32_t callable_id);
+typedef int (*simpler_prepare_run_fn)(void *ctx, void *run, uint32_t callable_id,
+                                      const sp_args *args, const sp_call_config *config,
+                                      const sp_run_descriptor *desc);
+typedef int (*simpler_launch_run_fn)(void *ctx, void *run);
+typedef int (*simpler_poll_run_fn)(void *ctx, void *run);
+typedef int (*simpler_wait_run_fn)(void *ctx, void *run, uint64_t timeout_ns);
+typedef int (*simpler_finalize_run_fn)(void *ctx, void *run);
+typedef int (*simpler_run_fn)(void *ctx, void *run, uint32_t callable_id, const sp_args *args,
+                              const sp_call_config *config, const sp_run_descriptor *desc);
+typedef int (*simpler_run_stats_fn)(void *ctx, void *run, sp_run_stats *out);
+
+/* The list of mandatory symbols: X(name). */
+#define SP_MODULE_SYMBOLS(X)                                                                       \
+    X(simpler_get_pipeline_contract)                                                               \
+    X(simpler_bind_logging)                                                                        \
+    X(simpler_create_device_context)                                                               \
+    X(simpler_destroy_device_context)                                                              \
+    X(simpler_init)                                                                                \
+    X(simpler_finalize_device)                                                                     \
+    X(simpler_last_error)                                                                          \
+    X(simpler_device_malloc)                                                                       \
+    X(simpler_device_free)                                                                         \
+    X(simpler_copy_to_device)                                                                      \
+    X(simpler_copy_from_device)                                                                    \
+    X(simpler_run_storage_size)                                                                    \
+    X(simpler_register_callable)                                                                   \
+    X(simpler_unregister_callable)                                                                 \
+    X(simpler_prepare_run)                                                                         \
+    X(simpler_launch_run)                                                                          \
+    X(simpler_poll_run)                                                                            \
+    X(simpler_wait_run)                                                                            \
+    X(simpler_finalize_run)                                                                        \
+    X(simpler_run)                                                                                 \
+    X(simpler_run_stats)
+
+#endif

@@ -1,0 +1,248 @@
+/* `simpler run EXAMPLE`: set up one example case, run it through the worker
+ * on the chosen runtime, compare with its golden, and end with one PASS or
+ * FAIL line. `simpler list` shows examples, cases and parameters. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/npy.h"
+#include "example.h"
+#include "simpler/status.h"
+#include "simpler/worker.h"
+
+#define MAX_OVERRIDES 64
+
+typedef struct run_opts {
+    const char *example;
+    const char *runtime;
+    const char *case_name;
+    const char *save_dir;
+    long rounds;
+    long clusters;
+    const char *overrides[MAX_OVERRIDES + 1];
+    int override_count;
+} run_opts;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "simpler run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: simpler run EXAMPLE [--runtime hbg|tmr] [--case NAME] "
+                    "[--rounds N] [--clusters N] [--param KEY=VALUE]... [--save DIR]\n");
+    return 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->runtime = "hbg";
+    o->rounds = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-') {
+            if (o->example)
+                return usage_error("unexpected argument '%s'", a);
+            o->example = a;
+            continue;
+        }
+        if (!v)
+            return usage_error("option '%s' needs a value", a);
+        i++;
+        if (strcmp(a, "--runtime") == 0) {
+            if (strcmp(v, "hbg") && strcmp(v, "tmr"))
+                return usage_error("--runtime must be hbg or tmr, not '%s'", v);
+            o->runtime = v;
+        } else if (strcmp(a, "--case") == 0) {
+            o->case_name = v;
+        } else if (strcmp(a, "--rounds") == 0) {
+            if (parse_long(v, 1, 1000000, &o->rounds))
+                return usage_error("--rounds must be an integer in 1..1000000, not '%s'", v);
+        } else if (strcmp(a, "--clusters") == 0) {
+            if (parse_long(v, 1, 256, &o->clusters))
+                return usage_error("--clusters must be an integer in 1..256, not '%s'", v);
+        } else if (strcmp(a, "--param") == 0) {
+            if (!strchr(v, '=') || o->override_count >= MAX_OVERRIDES)
+                return usage_error("--param takes KEY=VALUE, not '%s'", v);
+            o->overrides[o->override_count++] = v;
+        } else if (strcmp(a, "--save") == 0) {
+            o->save_dir = v;
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+    }
+    if (!o->example)
+        return usage_error("%s", "which example? (simpler list shows them)");
+    return 0;
+}
+
+/* <dir of the simpler executable>/<rel>, into buf. */
+static int beside_exe(char *buf, size_t len, const char *rel)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    return snprintf(buf, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
+}
+
+static int save_tensors(const ex_instance *inst, const char *dir)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        fprintf(stderr, "simpler run: cannot create '%s': %s\n", dir, strerror(errno));
+        return -1;
+    }
+    for (uint32_t i = 0; i < inst->args.tensor_count; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s.npy", dir,
+                 inst->arg_names[i] ? inst->arg_names[i] : "arg");
+        const sp_tensor *t = &inst->args.tensors[i];
+        if (npy_write(path, t, (const void *)(uintptr_t)t->addr)) {
+            fprintf(stderr, "simpler run: cannot write '%s': %s\n", path, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int cli_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    const ex_example *ex = ex_find(o.example);
+    if (!ex) {
+        fprintf(stderr, "simpler run: no example '%s' (simpler list shows them)\n", o.example);
+        return 2;
+    }
+    const char *case_name = o.case_name ? o.case_name : ex->cases[0].name;
+    char err[EX_ERR_LEN] = "";
+    ex_instance inst;
+    if (ex_instance_init(&inst, ex, case_name, o.overrides, err, sizeof err)) {
+        fprintf(stderr, "simpler run: %s\n", err);
+        return 2;
+    }
+    if (ex->setup(&inst, err, sizeof err)) {
+        fprintf(stderr, "simpler run: %s %s: %s\n", ex->name, case_name, err);
+        ex_instance_free(&inst);
+        return 2;
+    }
+
+    char module[PATH_MAX], callable[PATH_MAX], rel[128];
+    snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", o.runtime);
+    beside_exe(module, sizeof module, rel);
+    snprintf(rel, sizeof rel, "../examples/%s.spc", ex->name);
+    beside_exe(callable, sizeof callable, rel);
+
+    sp_worker_options wo = {0};
+    wo.prewarm.clusters = (uint32_t)o.clusters;
+    sp_worker *w = NULL;
+    char werr[640] = "";
+    int status = sp_worker_open(module, &wo, &w, werr, sizeof werr);
+    if (status == SP_OK && (status = sp_worker_register_callable_file(w, 0, callable)) != SP_OK)
+        snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
+
+    uint64_t *device_ns = calloc((size_t)o.rounds, sizeof *device_ns);
+    sp_run_stats st = {0};
+    double max_err = 0;
+    char why[EX_ERR_LEN] = "";
+    int fail = status != SP_OK;
+    for (long r = 0; !fail && r < o.rounds; r++) {
+        if (r > 0) { /* fresh inputs: INOUT arguments were changed by the last round */
+            ex_instance_free(&inst);
+            if (ex_instance_init(&inst, ex, case_name, o.overrides, err, sizeof err) ||
+                ex->setup(&inst, err, sizeof err)) {
+                snprintf(why, sizeof why, "%s", err);
+                fail = 1;
+                break;
+            }
+        }
+        status = sp_worker_run(w, 0, &inst.args, NULL, &st);
+        if (status) {
+            snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
+            fail = 1;
+            break;
+        }
+        device_ns[r] = st.device_ns;
+        if (ex->check(&inst, &max_err, why, sizeof why))
+            fail = 1;
+        else if (inst.expect_tasks >= 0 && (int64_t)st.tasks != inst.expect_tasks)
+            fail = snprintf(why, sizeof why, "expected %lld tasks, the run had %llu",
+                            (long long)inst.expect_tasks, (unsigned long long)st.tasks) > 0;
+        else if (inst.expect_edges >= 0 && (int64_t)st.edges != inst.expect_edges)
+            fail = snprintf(why, sizeof why, "expected %lld edges, the run had %llu",
+                            (long long)inst.expect_edges, (unsigned long long)st.edges) > 0;
+    }
+    if (o.save_dir && status == SP_OK && save_tensors(&inst, o.save_dir))
+        fail = 1;
+    if (status != SP_OK)
+        printf("FAIL %s runtime=%s case=%s status=%s: %s\n", ex->name, o.runtime, case_name,
+               sp_status_name(status), werr);
+    else if (fail)
+        printf("FAIL %s runtime=%s case=%s tasks=%llu edges=%llu max_err=%g: %s\n", ex->name,
+               o.runtime, case_name, (unsigned long long)st.tasks, (unsigned long long)st.edges,
+               max_err, why);
+    else {
+        printf("PASS %s runtime=%s case=%s tasks=%llu edges=%llu build_us=%.1f device_us=%.1f "
+               "max_err=%g\n",
+               ex->name, o.runtime, case_name, (unsigned long long)st.tasks,
+               (unsigned long long)st.edges, (st.build_ns + st.upload_ns) / 1e3,
+               st.device_ns / 1e3, max_err);
+        if (o.rounds > 1) {
+            qsort(device_ns, (size_t)o.rounds, sizeof *device_ns, cmp_u64);
+            printf("rounds=%ld device_us min=%.1f median=%.1f max=%.1f\n", o.rounds,
+                   device_ns[0] / 1e3, device_ns[o.rounds / 2] / 1e3,
+                   device_ns[o.rounds - 1] / 1e3);
+        }
+    }
+    free(device_ns);
+    sp_worker_close(w);
+    ex_instance_free(&inst);
+    return fail ? 1 : 0;
+}
+
+int cli_list(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    int n;
+    const ex_example *const *all = ex_registry(&n);
+    for (int i = 0; i < n; i++) {
+        const ex_example *ex = all[i];
+        printf("%s: %s\n", ex->name, ex->description);
+        printf("  cases:");
+        for (int c = 0; c < ex->case_count; c++)
+            printf(" %s%s", ex->cases[c].name, ex->cases[c].needs_live_read ? " (tmr only)" : "");
+        printf("\n  parameters:\n");
+        for (int p = 0; p < ex->param_count; p++)
+            printf("    %-14s default %-10s %s\n", ex->params[p].name,
+                   ex->params[p].default_value, ex->params[p].help);
+    }
+    return 0;
+}

@@ -1,0 +1,452 @@
+/* The runtime module C ABI (DESIGN.md §5): contexts, device memory,
+ * callables and the run lifecycle with its state machine, slot and bank
+ * holding, run identity in errors, and launch acceptance. The runtime this
+ * module was linked with does the actual work (src/runtime/runtime.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/wait.h"
+#include "module/module_ctx.h"
+#include "simpler/status.h"
+
+#define EXPORT SP_EXPORT
+
+static int ctx_fail(sp_module_ctx *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int ctx_fail(sp_module_ctx *c, int status, const char *fmt, ...)
+{
+    char msg[SP_MODULE_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c) {
+        pthread_mutex_lock(&c->lock);
+        snprintf(c->last_error, sizeof c->last_error, "%s: %s", sp_status_name(status), msg);
+        pthread_mutex_unlock(&c->lock);
+    }
+    SP_ERROR("%s: %s (%s)", sp_status_name(status), msg, sp_status_hint(status));
+    return status;
+}
+
+/* "run 7 (slot 0, bank 0, generation 1, epoch 3)" for error messages. */
+static void run_identity(const sp_module_run *r, char *buf, size_t len)
+{
+    snprintf(buf, len, "run %llu (slot %u, bank %u, generation %llu, dispatch %llu, epoch %llu)",
+             (unsigned long long)r->desc.run_id, r->desc.pipeline_slot, r->desc.arena_bank,
+             (unsigned long long)r->desc.generation, (unsigned long long)r->desc.dispatch_id,
+             (unsigned long long)r->desc.run_epoch);
+}
+
+static int run_fail(sp_module_ctx *c, const sp_module_run *r, int status, const char *what)
+{
+    char id[160];
+    run_identity(r, id, sizeof id);
+    return ctx_fail(c, status, "%s: %s", id, what);
+}
+
+EXPORT const sp_pipeline_contract *simpler_get_pipeline_contract(void)
+{
+    return sp_runtime_contract();
+}
+
+EXPORT int simpler_bind_logging(int level, sp_module_log_sink sink, void *user)
+{
+    if (level >= SP_LOG_DEBUG && level <= SP_LOG_OFF)
+        sp_log_set_level(level);
+    sp_log_set_sink(sink, user);
+    return SP_OK;
+}
+
+EXPORT int simpler_create_device_context(void **ctx_out)
+{
+    if (!ctx_out)
+        return SP_EINVAL;
+    sp_module_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return SP_ENOMEM;
+    pthread_mutex_init(&c->lock, NULL);
+    c->device_id = -1;
+    *ctx_out = c;
+    return SP_OK;
+}
+
+EXPORT int simpler_finalize_device(void *ctx)
+{
+    sp_module_ctx *c = ctx;
+    if (!c)
+        return SP_EINVAL;
+    if (c->prepared_runs)
+        return ctx_fail(c, SP_EBUSY, "device %d has %u run(s) prepared; finalize them first",
+                        c->device_id, c->prepared_runs);
+    for (int i = 0; i < SP_MODULE_MAX_CALLABLES; i++) {
+        sp_loaded_callable_unload(c->dev, c->callables[i]);
+        c->callables[i] = NULL;
+    }
+    if (c->dev)
+        sp_device_close(c->dev);
+    c->dev = NULL;
+    c->device_id = -1;
+    return SP_OK;
+}
+
+EXPORT int simpler_destroy_device_context(void *ctx)
+{
+    sp_module_ctx *c = ctx;
+    if (!c)
+        return SP_EINVAL;
+    int rc = simpler_finalize_device(c);
+    if (rc)
+        return rc;
+    for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
+        free(c->scratch[s].ptr);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return SP_OK;
+}
+
+EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm)
+{
+    sp_module_ctx *c = ctx;
+    if (!c)
+        return SP_EINVAL;
+    if (c->dev)
+        return ctx_fail(c, SP_ESTATE, "context already attached to device %d", c->device_id);
+    sp_device_options opt;
+    memset(&opt, 0, sizeof opt);
+    if (prewarm) {
+        opt.geometry.clusters = prewarm->clusters;
+        opt.geometry.sched_threads = prewarm->sched_threads;
+    }
+    int rc = sp_device_open(device_id, &opt, &c->dev);
+    if (rc)
+        return ctx_fail(c, rc, "cannot attach device %d", device_id);
+    c->device_id = device_id;
+    return SP_OK;
+}
+
+EXPORT const char *simpler_last_error(void *ctx)
+{
+    sp_module_ctx *c = ctx;
+    return c ? c->last_error : "no context";
+}
+
+static int need_device(sp_module_ctx *c)
+{
+    if (!c)
+        return SP_EINVAL;
+    if (!c->dev)
+        return ctx_fail(c, SP_ESTATE, "context has no device: call simpler_init first");
+    return SP_OK;
+}
+
+EXPORT int simpler_device_malloc(void *ctx, uint64_t bytes, uint64_t *dev_out)
+{
+    int rc = need_device(ctx);
+    if (rc)
+        return rc;
+    if (!dev_out)
+        return ctx_fail(ctx, SP_EINVAL, "device_malloc: NULL output pointer");
+    rc = sp_device_malloc(((sp_module_ctx *)ctx)->dev, bytes, dev_out);
+    return rc ? ctx_fail(ctx, rc, "device_malloc of %llu bytes", (unsigned long long)bytes) : 0;
+}
+
+EXPORT int simpler_device_free(void *ctx, uint64_t dev_ptr)
+{
+    int rc = need_device(ctx);
+    if (rc)
+        return rc;
+    rc = sp_device_free(((sp_module_ctx *)ctx)->dev, dev_ptr);
+    return rc ? ctx_fail(ctx, rc, "device_free of 0x%llx", (unsigned long long)dev_ptr) : 0;
+}
+
+EXPORT int simpler_copy_to_device(void *ctx, uint64_t dev_dst, const void *src, uint64_t bytes)
+{
+    int rc = need_device(ctx);
+    if (rc)
+        return rc;
+    rc = sp_device_copy_to(((sp_module_ctx *)ctx)->dev, dev_dst, src, bytes);
+    return rc ? ctx_fail(ctx, rc, "copy_to_device 0x%llx (%llu bytes)",
+                         (unsigned long long)dev_dst, (unsigned long long)bytes)
+              : 0;
+}
+
+EXPORT int simpler_copy_from_device(void *ctx, void *dst, uint64_t dev_src, uint64_t bytes)
+{
+    int rc = need_device(ctx);
+    if (rc)
+        return rc;
+    rc = sp_device_copy_from(((sp_module_ctx *)ctx)->dev, dst, dev_src, bytes);
+    return rc ? ctx_fail(ctx, rc, "copy_from_device 0x%llx (%llu bytes)",
+                         (unsigned long long)dev_src, (unsigned long long)bytes)
+              : 0;
+}
+
+EXPORT int simpler_run_storage_size(size_t *size, size_t *align)
+{
+    if (!size || !align)
+        return SP_EINVAL;
+    *size = sizeof(sp_module_run);
+    *align = 64;
+    return SP_OK;
+}
+
+EXPORT int simpler_register_callable(void *ctx, uint32_t id, const void *blob, size_t size)
+{
+    sp_module_ctx *c = ctx;
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (!blob || !size)
+        return ctx_fail(c, SP_EINVAL, "register_callable %u: no blob", id);
+    if (id >= SP_MODULE_MAX_CALLABLES)
+        return ctx_fail(c, SP_ECALLABLE, "callable id %u out of range (< %d)", id,
+                        SP_MODULE_MAX_CALLABLES);
+    pthread_mutex_lock(&c->lock);
+    bool busy = c->prepared_runs > 0, taken = c->callables[id] != NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (busy)
+        return ctx_fail(c, SP_EBUSY, "register_callable %u while %u run(s) are prepared", id,
+                        c->prepared_runs);
+    if (taken)
+        return ctx_fail(c, SP_ECALLABLE, "callable id %u is already registered", id);
+    char err[256] = "";
+    sp_loaded_callable *lc;
+    rc = sp_loaded_callable_load(c->dev, id, blob, size, &lc, err, sizeof err);
+    if (rc)
+        return ctx_fail(c, rc, "%s", err);
+    c->callables[id] = lc;
+    return SP_OK;
+}
+
+EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
+{
+    sp_module_ctx *c = ctx;
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (id >= SP_MODULE_MAX_CALLABLES || !c->callables[id])
+        return ctx_fail(c, SP_ECALLABLE, "unregister_callable: no callable %u", id);
+    if (c->prepared_runs)
+        return ctx_fail(c, SP_EBUSY, "unregister_callable %u while %u run(s) are prepared", id,
+                        c->prepared_runs);
+    sp_loaded_callable_unload(c->dev, c->callables[id]);
+    c->callables[id] = NULL;
+    return SP_OK;
+}
+
+/* Take the run's slot and bank, or refuse if either is held or out of range. */
+static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *why, size_t len)
+{
+    uint32_t depth = sp_runtime_contract()->pipeline_depth;
+    if (d->pipeline_slot >= depth || d->arena_bank >= depth) {
+        snprintf(why, len, "slot %u / bank %u out of range for pipeline depth %u",
+                 d->pipeline_slot, d->arena_bank, depth);
+        return SP_ESLOT;
+    }
+    int rc = SP_OK;
+    pthread_mutex_lock(&c->lock);
+    if (c->slot_held[d->pipeline_slot] || c->bank_held[d->arena_bank]) {
+        snprintf(why, len, "slot %u or bank %u is held by a prepared run", d->pipeline_slot,
+                 d->arena_bank);
+        rc = SP_EBUSY;
+    } else {
+        c->slot_held[d->pipeline_slot] = true;
+        c->bank_held[d->arena_bank] = true;
+        c->prepared_runs++;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static void release_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d)
+{
+    pthread_mutex_lock(&c->lock);
+    c->slot_held[d->pipeline_slot] = false;
+    c->bank_held[d->arena_bank] = false;
+    c->prepared_runs--;
+    pthread_mutex_unlock(&c->lock);
+}
+
+EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const sp_args *args,
+                               const sp_call_config *config, const sp_run_descriptor *desc)
+{
+    sp_module_ctx *c = ctx;
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    sp_module_run *r = run;
+    if (!r || !desc || !args)
+        return ctx_fail(c, SP_EINVAL, "prepare_run: NULL run storage, arguments or descriptor");
+    if (((uintptr_t)r & 63) != 0)
+        return ctx_fail(c, SP_EINVAL, "prepare_run: run storage is not 64-byte aligned");
+    if (r->magic != 0 || r->state != RUN_EMPTY)
+        return ctx_fail(c, SP_ESTATE, "prepare_run: run storage is in use or not zeroed");
+    if (callable_id >= SP_MODULE_MAX_CALLABLES || !c->callables[callable_id])
+        return ctx_fail(c, SP_ECALLABLE, "prepare_run: no callable %u registered", callable_id);
+    char why[SP_MODULE_ERR_LEN] = "";
+    r->desc = *desc;
+    if ((rc = hold_slot_bank(c, desc, why, sizeof why)) != SP_OK) {
+        memset(r, 0, sizeof *r);
+        return ctx_fail(c, rc, "prepare_run %llu: %s", (unsigned long long)desc->run_id, why);
+    }
+    rc = sp_device_bind_host_api(c->dev, desc->pipeline_slot, desc->arena_bank, &r->api);
+    sp_rt_prepare p = {
+        .dev = c->dev,
+        .api = &r->api,
+        .callable = c->callables[callable_id],
+        .args = args,
+        .scratch = &c->scratch[desc->pipeline_slot],
+        .err = why,
+        .err_len = sizeof why,
+    };
+    if (config)
+        p.config = *config;
+    if (rc == SP_OK)
+        rc = sp_runtime_prepare(&p, &r->rt);
+    if (rc) {
+        run_fail(c, r, rc, why);
+        release_slot_bank(c, desc);
+        memset(r, 0, sizeof *r);
+        return rc;
+    }
+    r->callable_id = callable_id;
+    r->state = RUN_PREPARED;
+    r->magic = SP_RUN_STORAGE_MAGIC;
+    return SP_OK;
+}
+
+static int check_run(sp_module_ctx *c, sp_module_run *r, const char *op)
+{
+    if (!c)
+        return SP_EINVAL;
+    if (!r)
+        return ctx_fail(c, SP_EINVAL, "%s: NULL run storage", op);
+    if (r->magic != SP_RUN_STORAGE_MAGIC)
+        return ctx_fail(c, SP_ESTATE, "%s: run storage holds no prepared run", op);
+    return SP_OK;
+}
+
+EXPORT int simpler_launch_run(void *ctx, void *run)
+{
+    sp_module_ctx *c = ctx;
+    sp_module_run *r = run;
+    int rc = check_run(c, r, "launch_run");
+    if (rc)
+        return rc;
+    if (r->state != RUN_PREPARED)
+        return run_fail(c, r, SP_ESTATE, "launch_run: already launched");
+    char why[SP_MODULE_ERR_LEN] = "";
+    rc = sp_runtime_launch(r->rt, why, sizeof why);
+    if (rc)
+        return run_fail(c, r, rc, why); /* still prepared: may be finalized */
+    r->state = RUN_LAUNCHED;
+    /* Acceptance: only now is the device side really running. */
+    if (r->desc.accepted_state)
+        atomic_store_explicit(r->desc.accepted_state, r->desc.accepted_value,
+                              memory_order_release);
+    return SP_OK;
+}
+
+static int settle(sp_module_ctx *c, sp_module_run *r, int rc, const char *why)
+{
+    r->state = RUN_DONE;
+    r->result = rc;
+    sp_runtime_stats(r->rt, &r->stats);
+    return rc ? run_fail(c, r, rc, why) : SP_OK;
+}
+
+EXPORT int simpler_poll_run(void *ctx, void *run)
+{
+    sp_module_ctx *c = ctx;
+    sp_module_run *r = run;
+    int rc = check_run(c, r, "poll_run");
+    if (rc)
+        return rc;
+    if (r->state == RUN_DONE)
+        return r->result;
+    if (r->state != RUN_LAUNCHED)
+        return run_fail(c, r, SP_ESTATE, "poll_run: not launched");
+    char why[SP_MODULE_ERR_LEN] = "";
+    rc = sp_runtime_poll(r->rt, why, sizeof why);
+    if (rc == SP_RUN_NOT_READY)
+        return rc;
+    return settle(c, r, rc, why);
+}
+
+EXPORT int simpler_wait_run(void *ctx, void *run, uint64_t timeout_ns)
+{
+    sp_module_ctx *c = ctx;
+    sp_module_run *r = run;
+    int rc = check_run(c, r, "wait_run");
+    if (rc)
+        return rc;
+    if (r->state == RUN_DONE)
+        return r->result;
+    if (r->state != RUN_LAUNCHED)
+        return run_fail(c, r, SP_ESTATE, "wait_run: not launched");
+    char why[SP_MODULE_ERR_LEN] = "";
+    uint64_t deadline = timeout_ns ? sp_now_ns() + timeout_ns : 0;
+    rc = sp_runtime_wait(r->rt, deadline, why, sizeof why);
+    if (rc == SP_ETIMEOUT)
+        return run_fail(c, r, rc, why); /* still running: wait again */
+    return settle(c, r, rc, why);
+}
+
+EXPORT int simpler_finalize_run(void *ctx, void *run)
+{
+    sp_module_ctx *c = ctx;
+    sp_module_run *r = run;
+    int rc = check_run(c, r, "finalize_run");
+    if (rc)
+        return rc;
+    if (r->state == RUN_LAUNCHED)
+        return run_fail(c, r, SP_EBUSY, "finalize_run: still running; wait for it first");
+    char why[SP_MODULE_ERR_LEN] = "";
+    int ok = r->state == RUN_DONE && r->result == SP_OK;
+    rc = sp_runtime_finalize(r->rt, ok, why, sizeof why);
+    r->rt = NULL;
+    sp_run_descriptor d = r->desc;
+    if (rc)
+        run_fail(c, r, rc, why);
+    release_slot_bank(c, &d);
+    memset(r, 0, sizeof *r); /* re-zeroed: the storage may be reused */
+    return rc;
+}
+
+EXPORT int simpler_run_stats(void *ctx, void *run, sp_run_stats *out)
+{
+    sp_module_ctx *c = ctx;
+    sp_module_run *r = run;
+    int rc = check_run(c, r, "run_stats");
+    if (rc)
+        return rc;
+    if (!out)
+        return ctx_fail(c, SP_EINVAL, "run_stats: NULL output");
+    if (r->state != RUN_DONE)
+        return run_fail(c, r, SP_ESTATE, "run_stats: run has not completed");
+    *out = r->stats;
+    return SP_OK;
+}
+
+EXPORT int simpler_run(void *ctx, void *run, uint32_t callable_id, const sp_args *args,
+                       const sp_call_config *config, const sp_run_descriptor *desc)
+{
+    int rc = simpler_prepare_run(ctx, run, callable_id, args, config, desc);
+    if (rc)
+        return rc;
+    rc = simpler_launch_run(ctx, run);
+    if (rc == SP_OK)
+        rc = simpler_wait_run(ctx, run, 0);
+    /* The caller reads stats before finalize; simpler_run leaves the run
+     * DONE so it can, and the caller finalizes. */
+    if (rc && ((sp_module_run *)run)->state != RUN_DONE) {
+        simpler_finalize_run(ctx, run);
+        return rc;
+    }
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* The state behind the module ABI: a device context (one attached device,
+ * its registered callables, the held pipeline slots and banks, the last
+ * error) and the run record kept in caller-owned run storage. */
+#ifndef SP_MODULE_CTX_H
+#define SP_MODULE_CTX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "runtime/runtime.h"
+#include "simpler/module.h"
+
+#define SP_MODULE_MAX_CALLABLES 256
+#define SP_MODULE_ERR_LEN 512
+
+typedef struct sp_module_ctx {
+    pthread_mutex_t lock; /* registry, slots, banks, last error */
+    sp_device *dev;
+    int device_id;
+    uint32_t prepared_runs; /* prepared and not yet finalized */
+    bool slot_held[SP_PIPELINE_MAX_DEPTH];
+    bool bank_held[SP_PIPELINE_MAX_DEPTH];
+    sp_host_scratch scratch[SP_PIPELINE_MAX_DEPTH];
+    sp_loaded_callable *callables[SP_MODULE_MAX_CALLABLES];
+    char last_error[SP_MODULE_ERR_LEN];
+} sp_module_ctx;
+
+enum { RUN_EMPTY = 0, RUN_PREPARED = 1, RUN_LAUNCHED = 2, RUN_DONE = 3 };
+
+typedef struct sp_module_run {
+    uint64_t magic; /* SP_RUN_STORAGE_MAGIC while prepared */
+    uint32_t state;
+    uint32_t callable_id;
+    int result; /* once RUN_DONE */
+    sp_run_descriptor desc;
+    sp_host_api api;
+    sp_rt_run *rt;
+    sp_run_stats stats;
+} sp_module_run;
+
+#endif

@@ -1,0 +1,28 @@
+/* Laying a built graph out as an hbg image in a host staging buffer, ready
+ * for one copy to the device. Every byte of the image is written (padding
+ * included), so nothing of the staging buffer's old contents reaches the
+ * device; the only absolute addresses written are device addresses. */
+#ifndef SP_RUNTIME_HBG_IMAGE_WRITE_H
+#define SP_RUNTIME_HBG_IMAGE_WRITE_H
+
+#include "runtime/host_build_graph/hbg_build.h"
+#include "runtime/host_build_graph/hbg_image.h"
+
+typedef struct hbg_layout {
+    uint64_t tasks_off, fanout_off, args_off, tensors_off;
+    uint64_t slots_off[HBG_QUEUES];
+    uint32_t capacity[HBG_QUEUES]; /* blocks ever pushed to each queue */
+    uint64_t total;
+} hbg_layout;
+
+/* Sizes and offsets of `g`'s image; SP_EGRAPH_LIMIT if a count overflows. */
+int hbg_layout_compute(const hbg_graph *g, hbg_layout *l);
+/* Write the image for device address `image_dev` into `staging` (l->total
+ * bytes). Returns 0 or SP_ENOMEM (scratch for the fan-out). */
+int hbg_image_write(const hbg_graph *g, const hbg_layout *l, uint64_t image_dev,
+                    uint64_t kernel_table, uint32_t kernel_count, uint64_t timeout_ns,
+                    void *staging);
+/* Queue a task of this shape goes to. */
+int hbg_queue_of(uint8_t shape);
+
+#endif

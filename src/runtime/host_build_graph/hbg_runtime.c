@@ -1,0 +1,249 @@
+/* host_build_graph, the run lifecycle: prepare runs the orchestration on the
+ * host and uploads the whole graph as one image; launch boots the device
+ * scheduler-only; finalize copies results back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/wait.h"
+#include "runtime/host_build_graph/hbg_build.h"
+#include "runtime/host_build_graph/hbg_device.h"
+#include "runtime/host_build_graph/hbg_image_write.h"
+#include "runtime/runtime.h"
+#include "runtime/shared/staging.h"
+#include "simpler/status.h"
+
+#define HBG_DEFAULT_HEAP (64ull << 20)
+
+struct sp_rt_run {
+    sp_device *dev;
+    const sp_host_api *api;
+    sp_staging staging;
+    sp_arena arena;
+    uint32_t sched_threads;
+    uint32_t task_count;
+    uint64_t edge_count;
+    uint64_t image_bytes;
+    uint64_t build_ns, upload_ns, launch_ns, device_ns;
+    int launched;
+    int done;
+    int result;
+};
+
+static const sp_pipeline_contract hbg_contract = {
+    .abi_version = SP_PIPELINE_ABI_VERSION,
+    .resource_count = 4,
+    .pipeline_depth = 1,
+    .resources =
+        {
+            {.kind = SP_RESOURCE_HEAP, .resource_class = SP_CLASS_EXEC_HANDLE},
+            {.kind = SP_RESOURCE_SHARED_MEMORY, .resource_class = SP_CLASS_EXEC_HANDLE},
+            {.kind = SP_RESOURCE_RUNTIME_IMAGE, .resource_class = SP_CLASS_EXEC_HANDLE},
+            {.kind = SP_RESOURCE_TASK_ARGS, .resource_class = SP_CLASS_HOST_PER_RUN},
+        },
+};
+
+const sp_pipeline_contract *sp_runtime_contract(void)
+{
+    return &hbg_contract;
+}
+
+const char *sp_runtime_name(void)
+{
+    return "hbg";
+}
+
+static int scratch_reserve(sp_host_scratch *s, size_t bytes)
+{
+    if (s->cap >= bytes)
+        return SP_OK;
+    void *p = realloc(s->ptr, bytes);
+    if (!p)
+        return SP_ENOMEM;
+    s->ptr = p;
+    s->cap = bytes;
+    return SP_OK;
+}
+
+/* Run the orchestration and turn its graph into an uploaded image. */
+static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
+{
+    const sp_loaded_callable *lc = p->callable;
+    hbg_buffer bufs[SP_MAX_RUN_TENSORS];
+    for (uint32_t i = 0; i < r->staging.count; i++)
+        bufs[i] = (hbg_buffer){.dev = r->staging.t[i].dev,
+                               .bytes = r->staging.t[i].bytes,
+                               .host_map = r->staging.t[i].host_map};
+    uint64_t heap = p->config.heap_bytes ? p->config.heap_bytes : HBG_DEFAULT_HEAP;
+    sp_arena_request req = {.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
+    int rc = sp_host_arena_commit(p->api, &req, &r->arena);
+    if (rc) {
+        snprintf(p->err, p->err_len, "arena commit (heap %llu bytes): %s",
+                 (unsigned long long)heap, sp_status_name(rc));
+        return rc;
+    }
+    rc = hbg_graph_init(g, p->api, lc, r->arena.heap, heap, bufs, r->staging.count);
+    if (rc) {
+        snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
+        return rc;
+    }
+    sp_host_phase_begin(p->api, "orchestrate");
+    lc->orch_entry(&g->orch, &r->staging.device_args);
+    sp_host_phase_end(p->api, "orchestrate");
+    if ((rc = hbg_graph_finish(g)) != SP_OK) {
+        snprintf(p->err, p->err_len, "%s", g->message);
+        return rc;
+    }
+    hbg_layout l;
+    if ((rc = hbg_layout_compute(g, &l)) != SP_OK) {
+        snprintf(p->err, p->err_len, "graph of %u tasks exceeds the image limits", g->task_count);
+        return rc;
+    }
+    req.image_bytes = l.total;
+    if ((rc = sp_host_arena_commit(p->api, &req, &r->arena)) != SP_OK) {
+        snprintf(p->err, p->err_len, "image of %llu bytes (%u tasks) does not fit: %s",
+                 (unsigned long long)l.total, g->task_count, sp_status_name(rc));
+        return rc;
+    }
+    if ((rc = scratch_reserve(p->scratch, l.total)) != SP_OK) {
+        snprintf(p->err, p->err_len, "host staging of %llu bytes for the image",
+                 (unsigned long long)l.total);
+        return rc;
+    }
+    uint64_t timeout_ns = p->config.timeout_us * 1000ull;
+    rc = hbg_image_write(g, &l, r->arena.image, lc->kernel_table, lc->kernel_count, timeout_ns,
+                         p->scratch->ptr);
+    if (rc) {
+        snprintf(p->err, p->err_len, "writing the image: %s", sp_status_name(rc));
+        return rc;
+    }
+    uint64_t t0 = sp_now_ns();
+    rc = sp_host_copy_to_device(p->api, r->arena.image, p->scratch->ptr, l.total);
+    r->upload_ns = sp_now_ns() - t0;
+    if (rc) {
+        snprintf(p->err, p->err_len, "uploading the %llu-byte image: %s",
+                 (unsigned long long)l.total, sp_status_name(rc));
+        return rc;
+    }
+    r->task_count = g->task_count;
+    r->edge_count = hbg_graph_edge_count(g);
+    r->image_bytes = l.total;
+    return SP_OK;
+}
+
+int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
+{
+    *out = NULL;
+    const sp_geometry *geo = sp_device_geometry(p->dev);
+    uint32_t threads = p->config.sched_threads ? p->config.sched_threads : geo->sched_threads;
+    if (threads > geo->sched_threads) {
+        snprintf(p->err, p->err_len, "config asks for %u scheduler threads; the device has %u",
+                 threads, geo->sched_threads);
+        return SP_EINVAL;
+    }
+    const sp_loaded_callable *lc = p->callable;
+    if (lc->orch_config && p->args &&
+        (p->args->tensor_count < lc->config.tensor_count ||
+         p->args->scalar_count < lc->config.scalar_count)) {
+        snprintf(p->err, p->err_len,
+                 "callable %u expects %u tensors and %u scalars; the run passes %u and %u",
+                 lc->id, lc->config.tensor_count, lc->config.scalar_count,
+                 p->args->tensor_count, p->args->scalar_count);
+        return SP_EARGCOUNT;
+    }
+    sp_rt_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return SP_ENOMEM;
+    r->dev = p->dev;
+    r->api = p->api;
+    r->sched_threads = threads;
+    uint64_t t0 = sp_now_ns();
+    int rc = sp_staging_stage(&r->staging, p->api, p->args, true, p->err, p->err_len);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    hbg_graph g;
+    rc = build_and_upload(r, p, &g);
+    hbg_graph_free(&g);
+    /* The orchestration is done with control tensors: drop the host-maps. */
+    sp_staging_unmap(&r->staging, p->api);
+    r->build_ns = sp_now_ns() - t0 - r->upload_ns;
+    if (rc) {
+        sp_staging_release(&r->staging, p->api);
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return SP_OK;
+}
+
+int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
+{
+    r->launch_ns = sp_now_ns();
+    int rc = sp_device_launch(r->dev, hbg_device_main, (void *)(uintptr_t)r->arena.image,
+                              r->sched_threads);
+    if (rc) {
+        snprintf(err, err_len, "device launch: %s", sp_status_name(rc));
+        return rc;
+    }
+    r->launched = 1;
+    return SP_OK;
+}
+
+static int settle(sp_rt_run *r, int result, char *err, size_t err_len)
+{
+    r->done = 1;
+    r->result = result;
+    r->device_ns = sp_now_ns() - r->launch_ns;
+    if (result)
+        snprintf(err, err_len, "device side failed: %s", sp_status_name(result));
+    return result;
+}
+
+int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
+{
+    if (r->done)
+        return r->result;
+    int result = 0;
+    int rc = sp_device_poll(r->dev, &result);
+    if (rc == SP_EBUSY)
+        return SP_RUN_NOT_READY;
+    if (rc)
+        return rc;
+    return settle(r, result, err, err_len);
+}
+
+int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len)
+{
+    if (r->done)
+        return r->result;
+    int rc = sp_device_wait(r->dev, deadline_ns);
+    if (rc == SP_ETIMEOUT) {
+        snprintf(err, err_len, "run did not complete before its deadline");
+        return rc;
+    }
+    return settle(r, rc, err, err_len);
+}
+
+int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len)
+{
+    int rc = SP_OK;
+    if (completed_ok)
+        rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
+    sp_staging_release(&r->staging, r->api);
+    free(r);
+    return rc;
+}
+
+void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->tasks = r->task_count;
+    out->edges = r->edge_count;
+    out->build_ns = r->build_ns;
+    out->upload_ns = r->upload_ns;
+    out->device_ns = r->device_ns;
+    out->image_bytes = r->image_bytes;
+}

@@ -1,0 +1,49 @@
+/* What a runtime offers the module layer. Each runtime module links exactly
+ * one runtime (host_build_graph or tensormap_and_ringbuffer), which defines
+ * these functions; the module layer (src/module/) owns the ABI, the run
+ * storage and the state machine around them. */
+#ifndef SP_RUNTIME_RUNTIME_H
+#define SP_RUNTIME_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/device.h"
+#include "runtime/shared/loaded_callable.h"
+#include "simpler/module.h"
+
+typedef struct sp_rt_run sp_rt_run; /* the runtime's per-run state */
+
+/* A host buffer kept per pipeline slot (image staging): reused across runs. */
+typedef struct sp_host_scratch {
+    void *ptr;
+    size_t cap;
+} sp_host_scratch;
+
+typedef struct sp_rt_prepare {
+    sp_device *dev;
+    const sp_host_api *api; /* bound to the run's slot and bank */
+    const sp_loaded_callable *callable;
+    const sp_args *args;
+    sp_call_config config;
+    sp_host_scratch *scratch; /* the slot's host scratch */
+    char *err;
+    size_t err_len;
+} sp_rt_prepare;
+
+const sp_pipeline_contract *sp_runtime_contract(void);
+const char *sp_runtime_name(void); /* "hbg" or "tmr" */
+
+/* Build what the run needs before launch; *out owns it. 0 or a status. */
+int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out);
+/* Start the device side. 0, or a status with nothing started. */
+int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len);
+/* SP_RUN_COMPLETE, SP_RUN_NOT_READY, or the run's failure status. */
+int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len);
+/* Wait until complete (0 / failure status) or the deadline (SP_ETIMEOUT). */
+int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len);
+/* Copy results back if `completed_ok`, release everything, free `r`. */
+int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len);
+void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out);
+
+#endif

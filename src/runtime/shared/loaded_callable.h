@@ -1,0 +1,48 @@
+/* A callable registered on a device: its validated blob (copied), the
+ * orchestration loaded on the host (hbg) or ready to run on the chip (tmr),
+ * every kernel loaded onto the device, and the device-memory kernel table
+ * that schedulers index. Shared by both runtimes. */
+#ifndef SP_RUNTIME_LOADED_CALLABLE_H
+#define SP_RUNTIME_LOADED_CALLABLE_H
+
+#include <stdint.h>
+
+#include "common/shared_object.h"
+#include "platform/device.h"
+#include "simpler/callable.h"
+#include "simpler/orchestration.h"
+
+#define SP_FUNC_ID_DIRECT 1024 /* func_ids below this resolve by table */
+
+typedef struct sp_loaded_kernel {
+    int32_t func_id;
+    uint32_t core_type;
+    const char *entry;     /* points into the blob copy */
+    const char *signature; /* "" = unchecked */
+    sp_kernel_binary *binary;
+    sp_kernel_fn fn;
+} sp_loaded_kernel;
+
+typedef struct sp_loaded_callable {
+    uint32_t id;
+    void *blob; /* our copy; the view points into it */
+    sp_callable_view view;
+    sp_shared_object *orch;
+    sp_orch_entry_fn orch_entry;
+    sp_orch_config_fn orch_config; /* NULL if none */
+    sp_orch_config config;         /* what the config function reported */
+    uint32_t kernel_count;
+    sp_loaded_kernel *kernels;
+    int16_t by_func_id[SP_FUNC_ID_DIRECT]; /* kernel index + 1, 0 = none */
+    uint64_t kernel_table;                 /* device address of sp_kernel_fn[kernel_count] */
+} sp_loaded_callable;
+
+/* Validate `blob`, load its orchestration and kernels, upload the kernel
+ * table. Returns 0 or a status, with the reason in `err`. */
+int sp_loaded_callable_load(sp_device *dev, uint32_t id, const void *blob, size_t size,
+                            sp_loaded_callable **out, char *err, size_t err_len);
+void sp_loaded_callable_unload(sp_device *dev, sp_loaded_callable *lc);
+/* Kernel index of `func_id`, or -1 if the callable has none. */
+int sp_loaded_callable_kernel(const sp_loaded_callable *lc, int32_t func_id);
+
+#endif

@@ -1,0 +1,120 @@
+/* Run-argument staging: validate, allocate, copy in, host-map; and the way
+ * back. Host-side, through sp_host_api only. */
+#include "runtime/shared/staging.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "simpler/status.h"
+#include "simpler/tensor.h"
+
+static int check_arg(const sp_args *args, uint32_t i, char *err, size_t err_len)
+{
+    const sp_tensor *t = &args->tensors[i];
+    uint8_t dir = args->dirs[i];
+    if (dir < SP_IN || dir > SP_NO_DEP) {
+        snprintf(err, err_len, "run argument %u: direction %u is not IN/OUT/INOUT/OUT_EXISTING/"
+                               "NO_DEP", i, dir);
+        return SP_EINVAL;
+    }
+    if (!sp_dtype_size(t->dtype)) {
+        snprintf(err, err_len, "run argument %u: unknown dtype %u", i, t->dtype);
+        return SP_EDTYPE;
+    }
+    if (!t->addr) {
+        snprintf(err, err_len, "run argument %u: NULL host data", i);
+        return SP_EINVAL;
+    }
+    if (t->buf_bytes == 0 || !sp_tensor_is_valid(t)) {
+        snprintf(err, err_len, "run argument %u: view does not fit its %llu-byte buffer", i,
+                 (unsigned long long)t->buf_bytes);
+        return SP_ESHAPE;
+    }
+    return SP_OK;
+}
+
+int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args,
+                     bool map_for_host, char *err, size_t err_len)
+{
+    memset(st, 0, offsetof(sp_staging, device_args));
+    if (!args) {
+        snprintf(err, err_len, "run arguments are NULL");
+        return SP_EINVAL;
+    }
+    if (args->tensor_count > SP_MAX_RUN_TENSORS || args->scalar_count > SP_MAX_RUN_SCALARS) {
+        snprintf(err, err_len, "run has %u tensors and %u scalars; limits are %d and %d",
+                 args->tensor_count, args->scalar_count, SP_MAX_RUN_TENSORS, SP_MAX_RUN_SCALARS);
+        return SP_EINVAL;
+    }
+    sp_args *dev = &st->device_args;
+    dev->tensor_count = args->tensor_count;
+    dev->scalar_count = args->scalar_count;
+    memcpy(dev->scalars, args->scalars, args->scalar_count * sizeof args->scalars[0]);
+    int rc = SP_OK;
+    for (uint32_t i = 0; i < args->tensor_count; i++) {
+        if ((rc = check_arg(args, i, err, err_len)) != SP_OK)
+            break;
+        const sp_tensor *h = &args->tensors[i];
+        sp_staged_tensor *s = &st->t[i];
+        s->host = (void *)(uintptr_t)h->addr;
+        s->bytes = h->buf_bytes;
+        s->dir = args->dirs[i];
+        rc = sp_host_malloc(api, s->bytes, &s->dev);
+        if (rc) {
+            snprintf(err, err_len, "run argument %u: staging %llu bytes: %s", i,
+                     (unsigned long long)s->bytes, sp_status_name(rc));
+            break;
+        }
+        st->count = i + 1;
+        if (s->dir != SP_OUT) {
+            rc = sp_host_copy_to_device(api, s->dev, s->host, s->bytes);
+            if (rc) {
+                snprintf(err, err_len, "run argument %u: copy in: %s", i, sp_status_name(rc));
+                break;
+            }
+        }
+        if (map_for_host)
+            s->host_map = sp_host_map(api, s->dev, s->bytes); /* NULL: copies instead */
+        dev->dirs[i] = s->dir;
+        dev->tensors[i] = *h;
+        dev->tensors[i].addr = s->dev;
+        dev->tensors[i].owner_task = SP_NO_TASK;
+    }
+    if (rc)
+        sp_staging_release(st, api);
+    return rc;
+}
+
+void sp_staging_unmap(sp_staging *st, const sp_host_api *api)
+{
+    for (uint32_t i = 0; i < st->count; i++) {
+        if (st->t[i].host_map) {
+            sp_host_unmap(api, st->t[i].dev);
+            st->t[i].host_map = NULL;
+        }
+    }
+}
+
+int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size_t err_len)
+{
+    for (uint32_t i = 0; i < st->count; i++) {
+        sp_staged_tensor *s = &st->t[i];
+        if (s->dir != SP_OUT && s->dir != SP_INOUT && s->dir != SP_OUT_EXISTING)
+            continue;
+        int rc = sp_host_copy_from_device(api, s->host, s->dev, s->bytes);
+        if (rc) {
+            snprintf(err, err_len, "run argument %u: copy back: %s", i, sp_status_name(rc));
+            return rc;
+        }
+    }
+    return SP_OK;
+}
+
+void sp_staging_release(sp_staging *st, const sp_host_api *api)
+{
+    sp_staging_unmap(st, api);
+    for (uint32_t i = 0; i < st->count; i++)
+        if (st->t[i].dev)
+            sp_host_free(api, st->t[i].dev);
+    st->count = 0;
+}

@@ -1,0 +1,42 @@
+/* Staging a run's arguments: every tensor argument gets a device buffer of
+ * its own (copied in unless it is a pure output) and, where the backend can,
+ * a host-map so host-side code reads control values without a copy. After
+ * the run, outputs are copied back and everything is released. Shared by
+ * both runtimes; host-side only, through the run's sp_host_api. */
+#ifndef SP_RUNTIME_STAGING_H
+#define SP_RUNTIME_STAGING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "simpler/host_api.h"
+#include "simpler/types.h"
+
+typedef struct sp_staged_tensor {
+    uint64_t dev;   /* device buffer, 0 if not staged */
+    uint64_t bytes; /* buffer size */
+    void *host_map; /* host-map of the buffer, NULL: use copies */
+    void *host;     /* the caller's data */
+    uint8_t dir;
+} sp_staged_tensor;
+
+typedef struct sp_staging {
+    uint32_t count;
+    sp_staged_tensor t[SP_MAX_RUN_TENSORS];
+    sp_args device_args; /* the run's arguments as device tensors */
+} sp_staging;
+
+/* Validate `args` and stage them. `map_for_host` asks for host-maps (hbg's
+ * host orchestration reads control tensors through them). On failure
+ * everything staged so far is released. Returns 0 or a status; `err` says
+ * which argument and why. */
+int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args,
+                     bool map_for_host, char *err, size_t err_len);
+/* Drop host-maps (before launch, once host code no longer needs them). */
+void sp_staging_unmap(sp_staging *st, const sp_host_api *api);
+/* Copy OUT / INOUT / OUT_EXISTING tensors back to the caller's memory. */
+int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size_t err_len);
+/* Unmap and free every staged buffer. */
+void sp_staging_release(sp_staging *st, const sp_host_api *api);
+
+#endif

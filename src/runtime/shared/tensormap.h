@@ -1,0 +1,103 @@
+/* The TensorMap: which earlier tasks touched which bytes of which buffer,
+ * and the dependency rules that turn a new access into edges. One
+ * implementation for both runtimes: host_build_graph runs it on the host over
+ * the whole graph, tensormap_and_ringbuffer on the chip's orchestrator thread
+ * over a bounded window (entries of retired tasks are forgotten lazily).
+ *
+ * Rules, per tensor argument of task T:
+ *   creator  the tensor's owner task (any direction, NO_DEP included)
+ *   RAW      a read after an overlapping write
+ *   WAW      a write after an overlapping write
+ *   WAR      a write after overlapping reads since the last write
+ * Overlap is exact for views of one dense layout (tiles of one matrix) and
+ * byte-range conservative otherwise. The map lives in one caller-provided
+ * block of memory, so it can sit in host memory or in device memory. */
+#ifndef SP_RUNTIME_TENSORMAP_H
+#define SP_RUNTIME_TENSORMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simpler/types.h"
+
+typedef enum sp_edge_kind {
+    SP_EDGE_CREATOR = 0,
+    SP_EDGE_RAW = 1,
+    SP_EDGE_WAW = 2,
+    SP_EDGE_WAR = 3,
+    SP_EDGE_EXPLICIT = 4,
+    SP_EDGE_KINDS = 5,
+} sp_edge_kind;
+
+/* Producers of one task, merged (one edge per producer, first kind kept). */
+#define SP_MAX_PRODUCERS 512
+typedef struct sp_dep_list {
+    uint32_t count;
+    int64_t producer[SP_MAX_PRODUCERS];
+    uint8_t kind[SP_MAX_PRODUCERS];
+} sp_dep_list;
+
+/* Add an edge producer -> task unless already present or a self edge.
+ * Returns 0, or SP_EGRAPH_LIMIT past SP_MAX_PRODUCERS. */
+int sp_dep_list_add(sp_dep_list *deps, int64_t producer, int64_t task, sp_edge_kind kind);
+
+/* The view layout an entry remembers, for exact overlap of tiles. */
+typedef struct sp_access_layout {
+    int64_t offset;
+    int64_t shape[SP_MAX_DIMS];
+    int64_t strides[SP_MAX_DIMS];
+    uint8_t ndim;
+    uint8_t elem_size;
+} sp_access_layout;
+
+typedef struct sp_tmap_entry {
+    uint64_t base;   /* buffer device address */
+    uint64_t lo, hi; /* bytes [lo, hi) relative to base */
+    int64_t task;
+    int64_t owner; /* creator this access depended on, SP_NO_TASK if none */
+    int32_t next;  /* next entry in the bucket chain, -1 ends */
+    uint8_t is_write;
+    uint8_t pad[3];
+    sp_access_layout layout;
+} sp_tmap_entry;
+
+typedef struct sp_tensormap {
+    int32_t *buckets; /* chain heads, -1 empty */
+    uint32_t bucket_mask;
+    sp_tmap_entry *entries;
+    uint32_t capacity;
+    uint32_t used;      /* live entries */
+    int32_t free_head;  /* free list through `next` */
+    uint32_t high_water;
+    int64_t retired_below; /* entries of tasks below this id are dead */
+} sp_tensormap;
+
+/* Bytes a map with room for `entries` entries needs. */
+size_t sp_tensormap_bytes(uint32_t entries);
+/* Lay a map out in `mem` (`bytes` from sp_tensormap_bytes); 0 or SP_EINVAL. */
+int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entries);
+/* Copy every live entry of `from` into the empty map `to` (a bigger one). */
+int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from);
+/* Tasks below `task_id` have retired: their entries are dropped lazily. */
+void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
+
+/* Derive the edges of task `task`'s access `dir` to tensor `t` into `deps`
+ * and record the access. With `manual` (a MANUAL scope) the access is
+ * recorded but no edge is derived. The creator edge is left out when an
+ * edge from an access that itself depended on the same creator already
+ * implies it. Returns 0, or SP_EGRAPH_LIMIT when the map is full (nothing
+ * recorded; grow it and retry) or `deps` is. */
+int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir,
+                        bool manual, sp_dep_list *deps);
+
+/* True if a live entry of another task than `task` on buffer `base` overlaps
+ * bytes [lo, hi) and is a write (or any access, when `writes_only` is false). */
+bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+                          bool writes_only);
+
+/* True if two views of the same buffer may share an element. */
+bool sp_views_overlap(uint64_t a_lo, uint64_t a_hi, const sp_access_layout *a, uint64_t b_lo,
+                      uint64_t b_hi, const sp_access_layout *b);
+
+#endif
