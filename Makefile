@@ -18,6 +18,7 @@ build: deps $(BUILD)/CMakeCache.txt
 
 run: build
 	$(BUILD)/bin/simpler smoke
+	$(BUILD)/bin/simpler run paged_attention --runtime hbg --case large
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

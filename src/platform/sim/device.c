@@ -68,6 +68,11 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
     dev->refcount = 1;
     if (opt)
         dev->options = *opt;
+    /* Runtime switch: behave like a backend without host-map, so callers'
+     * copy fallbacks can be exercised on the sim. */
+    const char *no_map = getenv("SIMPLER_SIM_NO_HOST_MAP");
+    if (no_map && *no_map && strcmp(no_map, "0") != 0)
+        dev->options.no_host_map = true;
     dev->geometry = geometry_resolve(opt);
     int rc = sp_geometry_validate(&dev->geometry);
     if (rc) {
