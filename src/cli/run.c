@@ -213,8 +213,8 @@ int cli_run(int argc, char **argv)
         printf("PASS %s runtime=%s case=%s tasks=%llu edges=%llu build_us=%.1f device_us=%.1f "
                "max_err=%g\n",
                ex->name, o.runtime, case_name, (unsigned long long)st.tasks,
-               (unsigned long long)st.edges, (st.build_ns + st.upload_ns) / 1e3,
-               st.device_ns / 1e3, max_err);
+               (unsigned long long)st.edges, (st.build_ns + st.upload_ns) / 1e3, st.device_ns / 1e3,
+               max_err);
         if (o.rounds > 1) {
             qsort(device_ns, (size_t)o.rounds, sizeof *device_ns, cmp_u64);
             printf("rounds=%ld device_us min=%.1f median=%.1f max=%.1f\n", o.rounds,
@@ -241,8 +241,8 @@ int cli_list(int argc, char **argv)
             printf(" %s%s", ex->cases[c].name, ex->cases[c].needs_live_read ? " (tmr only)" : "");
         printf("\n  parameters:\n");
         for (int p = 0; p < ex->param_count; p++)
-            printf("    %-14s default %-10s %s\n", ex->params[p].name,
-                   ex->params[p].default_value, ex->params[p].help);
+            printf("    %-14s default %-10s %s\n", ex->params[p].name, ex->params[p].default_value,
+                   ex->params[p].help);
     }
     return 0;
 }

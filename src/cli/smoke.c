@@ -150,8 +150,8 @@ int cli_smoke(int argc, char **argv)
     uint32_t aic = 0, aiv = 0;
     for (uint32_t c = 0; c < cores; c++) {
         uint32_t type = c < g->clusters ? SP_CORE_AIC : SP_CORE_AIV;
-        CHECK(marks[c] == ((c + 1) | (type << 16)), "core %u did not run the kernel (slot %#x)",
-              c, marks[c]);
+        CHECK(marks[c] == ((c + 1) | (type << 16)), "core %u did not run the kernel (slot %#x)", c,
+              marks[c]);
         if (type == SP_CORE_AIC)
             aic++;
         else

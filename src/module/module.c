@@ -170,8 +170,8 @@ EXPORT int simpler_copy_to_device(void *ctx, uint64_t dev_dst, const void *src, 
     if (rc)
         return rc;
     rc = sp_device_copy_to(((sp_module_ctx *)ctx)->dev, dev_dst, src, bytes);
-    return rc ? ctx_fail(ctx, rc, "copy_to_device 0x%llx (%llu bytes)",
-                         (unsigned long long)dev_dst, (unsigned long long)bytes)
+    return rc ? ctx_fail(ctx, rc, "copy_to_device 0x%llx (%llu bytes)", (unsigned long long)dev_dst,
+                         (unsigned long long)bytes)
               : 0;
 }
 
@@ -244,8 +244,8 @@ static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *wh
 {
     uint32_t depth = sp_runtime_contract()->pipeline_depth;
     if (d->pipeline_slot >= depth || d->arena_bank >= depth) {
-        snprintf(why, len, "slot %u / bank %u out of range for pipeline depth %u",
-                 d->pipeline_slot, d->arena_bank, depth);
+        snprintf(why, len, "slot %u / bank %u out of range for pipeline depth %u", d->pipeline_slot,
+                 d->arena_bank, depth);
         return SP_ESLOT;
     }
     int rc = SP_OK;
@@ -347,8 +347,7 @@ EXPORT int simpler_launch_run(void *ctx, void *run)
     r->state = RUN_LAUNCHED;
     /* Acceptance: only now is the device side really running. */
     if (r->desc.accepted_state)
-        atomic_store_explicit(r->desc.accepted_state, r->desc.accepted_value,
-                              memory_order_release);
+        atomic_store_explicit(r->desc.accepted_state, r->desc.accepted_value, memory_order_release);
     return SP_OK;
 }
 

@@ -15,8 +15,8 @@ int sp_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_le
         return SP_ECONTRACT;
     }
     if (c->abi_version != SP_PIPELINE_ABI_VERSION) {
-        snprintf(err, err_len, "module ABI version %u, this worker accepts %u only",
-                 c->abi_version, SP_PIPELINE_ABI_VERSION);
+        snprintf(err, err_len, "module ABI version %u, this worker accepts %u only", c->abi_version,
+                 SP_PIPELINE_ABI_VERSION);
         return SP_EABI;
     }
     if (c->pipeline_depth < 1 || c->pipeline_depth > SP_PIPELINE_MAX_DEPTH) {
@@ -69,8 +69,9 @@ int sp_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_le
         }
     }
     if (arena_kinds != 0 && arena_kinds != 3) {
-        snprintf(err, err_len, "arena bank lists %d of heap / shared memory / image; all three "
-                               "or none",
+        snprintf(err, err_len,
+                 "arena bank lists %d of heap / shared memory / image; all three "
+                 "or none",
                  arena_kinds);
         return SP_ECONTRACT;
     }

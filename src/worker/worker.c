@@ -40,8 +40,8 @@ static void module_log(int level, const char *line, void *user)
         fprintf(stderr, "%s\n", line);
 }
 
-SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt,
-                             sp_worker **out, char *err, size_t err_len)
+SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt, sp_worker **out,
+                             char *err, size_t err_len)
 {
     if (!out) {
         snprintf(err, err_len, "NULL output pointer");
@@ -99,8 +99,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
     free(w);
 }
 
-SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void *blob,
-                                          size_t size)
+SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void *blob, size_t size)
 {
     if (!w)
         return SP_EINVAL;

@@ -4,6 +4,8 @@
  * the common case. */
 #include "runtime/host_build_graph/hbg_build.h"
 
+#include "runtime/shared/task_check.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,6 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-#define HBG_MAX_BLOCKS 65536u
 #define HBG_MAX_TASKS (1u << 30)
 
 int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
@@ -92,134 +93,21 @@ static int heap_alloc(hbg_graph *g, uint64_t bytes, uint64_t *dev_out)
 /* The staged buffer holding all of [addr, addr + bytes), or NULL. */
 static const hbg_buffer *find_buffer(const hbg_graph *g, uint64_t addr, uint64_t bytes)
 {
-    for (uint32_t i = 0; i < g->buffer_count; i++) {
-        const hbg_buffer *b = &g->buffers[i];
-        if (addr >= b->dev && bytes <= b->bytes && addr - b->dev <= b->bytes - bytes)
-            return b;
-    }
+    for (uint32_t i = 0; i < g->buffer_count; i++)
+        if (sp_range_holds(&g->ranges[i], addr, bytes))
+            return &g->buffers[i];
     return NULL;
 }
 
 static bool in_heap(const hbg_graph *g, uint64_t addr, uint64_t bytes)
 {
-    return addr >= g->heap_base && bytes <= g->heap_bytes &&
-           addr - g->heap_base <= g->heap_bytes - bytes;
+    sp_device_range heap = {.dev = g->heap_base, .bytes = g->heap_bytes};
+    return sp_range_holds(&heap, addr, bytes);
 }
 
 static int scope_mode(const hbg_graph *g)
 {
     return g->scope_depth ? g->scope_mode[g->scope_depth - 1] : SP_SCOPE_AUTO;
-}
-
-/* Which lanes a shape uses, and the core type each lane needs. */
-static const uint32_t lane_core[SP_LANES] = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV};
-
-static int resolve_kernels(hbg_graph *g, uint32_t id, const sp_task *t, int32_t kernel[3])
-{
-    kernel[0] = kernel[1] = kernel[2] = -1;
-    bool allowed[SP_LANES] = {false, false, false};
-    switch (t->shape) {
-    case SP_SHAPE_DUMMY:
-        break;
-    case SP_SHAPE_AIC:
-        allowed[SP_LANE_AIC] = true;
-        break;
-    case SP_SHAPE_AIV:
-        allowed[SP_LANE_AIV0] = true;
-        break;
-    case SP_SHAPE_MIX:
-        allowed[0] = allowed[1] = allowed[2] = true;
-        break;
-    default:
-        return hbg_graph_fail(g, SP_ETASK_ARGS, "task %u: unknown shape %u", id, t->shape);
-    }
-    int lanes = 0;
-    for (int l = 0; l < SP_LANES; l++) {
-        if (t->func_id[l] == SP_FUNC_NONE)
-            continue;
-        if (!allowed[l])
-            return hbg_graph_fail(g, SP_ETASK_ARGS,
-                                  "task %u: shape %u has no lane %d (func_id %d given)", id,
-                                  t->shape, l, t->func_id[l]);
-        int k = sp_loaded_callable_kernel(g->callable, t->func_id[l]);
-        if (k < 0)
-            return hbg_graph_fail(g, SP_EFUNC_ID, "task %u: callable %u has no kernel func_id %d",
-                                  id, g->callable->id, t->func_id[l]);
-        const sp_loaded_kernel *lk = &g->callable->kernels[k];
-        if (lk->core_type != lane_core[l])
-            return hbg_graph_fail(g, SP_ETASK_ARGS,
-                                  "task %u: func_id %d ('%s') is a %s kernel, lane %d needs %s",
-                                  id, lk->func_id, lk->entry,
-                                  lk->core_type == SP_CORE_AIC ? "AIC" : "AIV", l,
-                                  lane_core[l] == SP_CORE_AIC ? "AIC" : "AIV");
-        kernel[l] = k;
-        lanes++;
-    }
-    if (t->shape != SP_SHAPE_DUMMY && lanes == 0)
-        return hbg_graph_fail(g, SP_EFUNC_ID, "task %u: shape %u names no kernel", id, t->shape);
-    return SP_OK;
-}
-
-/* Compare the task's arguments with a kernel's declared signature. */
-static int check_signature(hbg_graph *g, uint32_t id, const sp_task *t, int kernel)
-{
-    static const char dir_char[] = {'?', 'i', 'o', 'x', 'e', 'n'};
-    const sp_loaded_kernel *k = &g->callable->kernels[kernel];
-    const char *sig = k->signature;
-    if (!sig[0])
-        return SP_OK;
-    size_t want = strlen(sig);
-    if (want != (size_t)t->tensor_count + t->scalar_count)
-        return hbg_graph_fail(g, SP_ETASK_ARGS,
-                              "task %u: kernel '%s' (func_id %d) takes %zu arguments ('%s'), "
-                              "task passes %u tensors + %u scalars",
-                              id, k->entry, k->func_id, want, sig, t->tensor_count,
-                              t->scalar_count);
-    for (int i = 0; i < t->tensor_count; i++) {
-        char c = dir_char[t->dirs[i] <= SP_NO_DEP ? t->dirs[i] : 0];
-        /* A fresh output may feed a kernel declared to write an existing one. */
-        bool ok = sig[i] == c || (sig[i] == 'e' && c == 'o') || (sig[i] == 'o' && c == 'e');
-        if (!ok)
-            return hbg_graph_fail(g, SP_ETASK_ARGS,
-                                  "task %u: kernel '%s' argument %d is '%c', task passes '%c'", id,
-                                  k->entry, i, sig[i], c);
-    }
-    for (int i = t->tensor_count; i < t->tensor_count + t->scalar_count; i++)
-        if (sig[i] != 's')
-            return hbg_graph_fail(g, SP_ETASK_ARGS,
-                                  "task %u: kernel '%s' argument %d is '%c', task passes a scalar",
-                                  id, k->entry, i, sig[i]);
-    return SP_OK;
-}
-
-static int check_tensor(hbg_graph *g, uint32_t id, int i, const sp_tensor *x, int dir)
-{
-    if (!x)
-        return hbg_graph_fail(g, SP_ETASK_ARGS, "task %u: tensor argument %d is NULL", id, i);
-    if (dir < SP_IN || dir > SP_NO_DEP)
-        return hbg_graph_fail(g, SP_ETASK_ARGS, "task %u: tensor argument %d has direction %d",
-                              id, i, dir);
-    if (!sp_dtype_size(x->dtype))
-        return hbg_graph_fail(g, SP_EDTYPE, "task %u: tensor argument %d has dtype %u", id, i,
-                              x->dtype);
-    if (dir == SP_OUT) {
-        if (sp_tensor_numel(x) == 0)
-            return hbg_graph_fail(g, SP_ESHAPE, "task %u: output %d has an empty or bad shape",
-                                  id, i);
-        return SP_OK;
-    }
-    if (!sp_tensor_is_valid(x))
-        return hbg_graph_fail(g, SP_ESHAPE,
-                              "task %u: tensor argument %d: view (offset %lld) leaves its %llu-byte "
-                              "buffer",
-                              id, i, (long long)x->offset, (unsigned long long)x->buf_bytes);
-    if (!in_heap(g, x->addr, x->buf_bytes) && !find_buffer(g, x->addr, x->buf_bytes))
-        return hbg_graph_fail(g, SP_EBOUNDS,
-                              "task %u: tensor argument %d (0x%llx, %llu bytes) is in no device "
-                              "buffer of this run",
-                              id, i, (unsigned long long)x->addr,
-                              (unsigned long long)x->buf_bytes);
-    return SP_OK;
 }
 
 static int alloc_output(hbg_graph *g, sp_tensor *x, int64_t owner)
@@ -244,35 +132,21 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     if (g->error)
         return g->error;
     uint32_t id = g->task_count;
-    if (!t)
-        return hbg_graph_fail(g, SP_EINVAL, "task %u: NULL task", id);
-    if (t->overflow)
-        return hbg_graph_fail(g, SP_ETASK_ARGS,
-                              "task %u: more than %d tensors, %d scalars or %d dependencies", id,
-                              SP_MAX_TASK_TENSORS, SP_MAX_TASK_SCALARS, SP_MAX_EXPLICIT_DEPS);
-    if (t->tensor_count > SP_MAX_TASK_TENSORS || t->scalar_count > SP_MAX_TASK_SCALARS ||
-        t->dep_count > SP_MAX_EXPLICIT_DEPS)
-        return hbg_graph_fail(g, SP_ETASK_ARGS, "task %u: argument counts out of range", id);
-    if (t->block_num < 1 || t->block_num > HBG_MAX_BLOCKS ||
-        (t->shape == SP_SHAPE_DUMMY && t->block_num != 1))
-        return hbg_graph_fail(g, SP_ETASK_ARGS, "task %u: block_num %u out of range [1, %u]", id,
-                              t->block_num, t->shape == SP_SHAPE_DUMMY ? 1 : HBG_MAX_BLOCKS);
     if (id >= HBG_MAX_TASKS)
         return hbg_graph_fail(g, SP_EGRAPH_LIMIT, "graph exceeds %u tasks", HBG_MAX_TASKS);
     int32_t kernel[3];
-    int rc = resolve_kernels(g, id, t, kernel);
-    for (int l = 0; rc == SP_OK && l < SP_LANES; l++)
-        if (kernel[l] >= 0)
-            rc = check_signature(g, id, t, kernel[l]);
-    for (int i = 0; rc == SP_OK && i < t->tensor_count; i++)
-        rc = check_tensor(g, id, i, t->tensors[i], t->dirs[i]);
+    char msg[sizeof g->message];
+    sp_task_check check = {
+        .callable = g->callable,
+        .ranges = g->ranges,
+        .range_count = g->buffer_count,
+        .heap = {.dev = g->heap_base, .bytes = g->heap_bytes},
+        .msg = msg,
+        .msg_len = sizeof msg,
+    };
+    int rc = sp_task_validate(&check, id, t, kernel);
     if (rc)
-        return rc;
-    for (int i = 0; i < t->dep_count; i++)
-        if (t->deps[i] < 0 || t->deps[i] >= id)
-            return hbg_graph_fail(g, SP_EDEP, "task %u: explicit dependency %lld is not an earlier "
-                                              "task",
-                                  id, (long long)t->deps[i]);
+        return hbg_graph_fail(g, rc, "%s", msg);
 
     uint32_t nargs = (uint32_t)t->tensor_count + t->scalar_count;
     if ((rc = grow32((void **)&g->tasks, &g->task_cap, g->task_count, 1, sizeof *g->tasks)) ||
@@ -340,8 +214,7 @@ static int op_alloc_tensor(sp_orch *o, sp_tensor *t)
     int rc = alloc_output(g, t, SP_NO_TASK);
     if (rc)
         return hbg_graph_fail(g, rc, "alloc_tensor: %llu bytes do not fit the %llu-byte heap",
-                              (unsigned long long)t->buf_bytes,
-                              (unsigned long long)g->heap_bytes);
+                              (unsigned long long)t->buf_bytes, (unsigned long long)g->heap_bytes);
     return SP_OK;
 }
 
@@ -503,6 +376,8 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
     g->heap_bytes = heap_bytes;
     g->buffers = buffers;
     g->buffer_count = buffer_count;
+    for (uint32_t i = 0; i < buffer_count && i < SP_MAX_RUN_TENSORS; i++)
+        g->ranges[i] = (sp_device_range){.dev = buffers[i].dev, .bytes = buffers[i].bytes};
     uint32_t entries = 1024;
     size_t bytes = sp_tensormap_bytes(entries);
     g->map_mem = malloc(bytes);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/shared/loaded_callable.h"
+#include "runtime/shared/task_check.h"
 #include "runtime/shared/tensormap.h"
 #include "simpler/host_api.h"
 #include "simpler/orchestration.h"
@@ -52,7 +53,7 @@ typedef struct hbg_graph {
     sp_tensor *tensors;
     uint32_t tensor_count, tensor_cap;
     uint64_t edges_by_kind[SP_EDGE_KINDS];
-    
+
     sp_tensormap map;
     void *map_mem;
     sp_dep_list scratch;
@@ -61,7 +62,8 @@ typedef struct hbg_graph {
     uint64_t heap_base, heap_bytes, heap_used;
     const hbg_buffer *buffers; /* staged run arguments */
     uint32_t buffer_count;
-    hbg_buffer heap_buffer; /* the heap, as a buffer reached by copies */
+    hbg_buffer heap_buffer;                     /* the heap, as a buffer reached by copies */
+    sp_device_range ranges[SP_MAX_RUN_TENSORS]; /* the staged buffers, for validation */
 
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;

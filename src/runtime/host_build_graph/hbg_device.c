@@ -60,8 +60,7 @@ static void queue_push(sched *s, uint32_t task)
     /* Relaxed reservation: the slot's release store below publishes it. */
     uint32_t at = atomic_fetch_add_explicit(&hq->tail, t->block_num, memory_order_relaxed);
     for (uint32_t b = 0; b < t->block_num; b++)
-        atomic_store_explicit((_Atomic uint32_t *)&slots[at + b], task + 1,
-                              memory_order_release);
+        atomic_store_explicit((_Atomic uint32_t *)&slots[at + b], task + 1, memory_order_release);
 }
 
 /* Pop one ready block; returns task index + 1, or 0 if the queue is empty. */
@@ -98,8 +97,7 @@ static void complete_task(sched *s, uint32_t task)
             pushed = true;
         }
     }
-    uint32_t done =
-        atomic_fetch_add_explicit(&s->img->completed, 1, memory_order_acq_rel) + 1;
+    uint32_t done = atomic_fetch_add_explicit(&s->img->completed, 1, memory_order_acq_rel) + 1;
     /* Wake the other schedulers for new work, and everyone at the end. */
     if ((pushed && s->thread_count > 1) || done == s->img->task_count)
         sp_chip_event_notify(s->chip);
@@ -111,8 +109,7 @@ static void finish_block(sched *s, uint32_t task)
         complete_task(s, task);
 }
 
-static void dispatch(sched *s, uint32_t core, uint32_t task, uint32_t block, int lane,
-                     int kernel)
+static void dispatch(sched *s, uint32_t core, uint32_t task, uint32_t block, int lane, int kernel)
 {
     hbg_task *t = &s->tasks[task];
     sp_chip_payload p = {
@@ -228,10 +225,9 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
         bool progress = schedule_pass(&s, ti);
         bool busy = false;
         for (uint32_t c = ti; c < s.clusters && !busy; c += tn)
-            busy = s.running[c] || s.running[s.clusters + 2 * c] ||
-                   s.running[s.clusters + 2 * c + 1];
-        if (!busy &&
-            atomic_load_explicit(&img->completed, memory_order_acquire) >= img->task_count)
+            busy =
+                s.running[c] || s.running[s.clusters + 2 * c] || s.running[s.clusters + 2 * c + 1];
+        if (!busy && atomic_load_explicit(&img->completed, memory_order_acquire) >= img->task_count)
             break;
         if (!progress)
             sp_chip_event_wait(chip, snap, 0);

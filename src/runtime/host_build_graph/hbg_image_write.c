@@ -135,8 +135,7 @@ int hbg_image_write(const hbg_graph *g, const hbg_layout *l, uint64_t image_dev,
     fill_gap(base, l->args_off + g->arg_count * sizeof(uint64_t), l->tensors_off);
 
     memcpy(base + l->tensors_off, g->tensors, (size_t)g->tensor_count * sizeof(sp_tensor));
-    fill_gap(base, l->tensors_off + (uint64_t)g->tensor_count * sizeof(sp_tensor),
-             l->slots_off[0]);
+    fill_gap(base, l->tensors_off + (uint64_t)g->tensor_count * sizeof(sp_tensor), l->slots_off[0]);
 
     /* Seed the ready queues: every block of every task without producers. */
     for (int q = 0; q < HBG_QUEUES; q++)

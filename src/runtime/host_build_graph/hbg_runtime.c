@@ -79,8 +79,8 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
     sp_arena_request req = {.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
     int rc = sp_host_arena_commit(p->api, &req, &r->arena);
     if (rc) {
-        snprintf(p->err, p->err_len, "arena commit (heap %llu bytes): %s",
-                 (unsigned long long)heap, sp_status_name(rc));
+        snprintf(p->err, p->err_len, "arena commit (heap %llu bytes): %s", (unsigned long long)heap,
+                 sp_status_name(rc));
         return rc;
     }
     rc = hbg_graph_init(g, p->api, lc, r->arena.heap, heap, bufs, r->staging.count);
@@ -147,9 +147,9 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         (p->args->tensor_count < lc->config.tensor_count ||
          p->args->scalar_count < lc->config.scalar_count)) {
         snprintf(p->err, p->err_len,
-                 "callable %u expects %u tensors and %u scalars; the run passes %u and %u",
-                 lc->id, lc->config.tensor_count, lc->config.scalar_count,
-                 p->args->tensor_count, p->args->scalar_count);
+                 "callable %u expects %u tensors and %u scalars; the run passes %u and %u", lc->id,
+                 lc->config.tensor_count, lc->config.scalar_count, p->args->tensor_count,
+                 p->args->scalar_count);
         return SP_EARGCOUNT;
     }
     sp_rt_run *r = calloc(1, sizeof *r);
