@@ -36,12 +36,17 @@ SP_ORCHESTRATION(dummy_chain_orch)
         sp_orch_fatal(o, SP_EINVAL, "dummy_chain: gap=%llu, want 1..4096", (unsigned long long)gap);
         return;
     }
+    /* Manual scopes: only the explicit chain orders these tasks. One scope
+     * per stamp, so no scope holds more tasks than a bounded task window. */
     if (sp_scope_begin(o, SP_SCOPE_MANUAL) != SP_OK)
         return;
     /* The chain starts with dummies that wait on nothing. */
     int64_t prev = sp_submit_dummy(o, NULL, 0);
     prev = dummies(o, prev, gap - 1);
+    sp_scope_end(o);
     for (int64_t s = 0; s < stamps && prev >= 0; s++) {
+        if (sp_scope_begin(o, SP_SCOPE_MANUAL) != SP_OK)
+            return;
         sp_task t = sp_task_aiv(DC_STAMP);
         sp_task_inout(&t, &counter);
         /* INOUT, not OUT_EXISTING: a stamp writes one element and keeps the rest. */
@@ -50,6 +55,6 @@ SP_ORCHESTRATION(dummy_chain_orch)
         sp_task_dep(&t, prev);
         prev = sp_submit(o, &t);
         prev = dummies(o, prev, gap);
+        sp_scope_end(o);
     }
-    sp_scope_end(o);
 }

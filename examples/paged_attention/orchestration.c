@@ -67,20 +67,28 @@ static int submit_block(sp_orch *o, sp_tensor *q_b, sp_tensor *k_blk, sp_tensor 
     if (sp_submit(o, &t) < 0)
         return -1;
 
+    /* The running state is rewritten into fresh outputs each block: every
+     * state tensor lives from one update to the next, so the runtime can
+     * reclaim it early (tensormap_and_ringbuffer's bounded rings). */
+    pa_state prev = first ? (pa_state){m, l, O} : *st;
+    pa_state next = {sp_tensor_spec(SP_DTYPE_F32, 1, h_shape),
+                     sp_tensor_spec(SP_DTYPE_F32, 1, h_shape),
+                     sp_tensor_spec(SP_DTYPE_F32, 2, o_shape)};
     t = sp_task_aiv(PA_UPDATE);
     sp_task_in(&t, &m);
     sp_task_in(&t, &l);
     sp_task_in(&t, &O);
-    if (first) {
-        st->M = sp_tensor_spec(SP_DTYPE_F32, 1, h_shape);
-        st->L = st->M;
-        st->acc = sp_tensor_spec(SP_DTYPE_F32, 2, o_shape);
-    }
-    sp_task_arg(&t, &st->M, first ? SP_OUT : SP_INOUT);
-    sp_task_arg(&t, &st->L, first ? SP_OUT : SP_INOUT);
-    sp_task_arg(&t, &st->acc, first ? SP_OUT : SP_INOUT);
+    sp_task_in(&t, &prev.M);
+    sp_task_in(&t, &prev.L);
+    sp_task_in(&t, &prev.acc);
+    sp_task_out(&t, &next.M);
+    sp_task_out(&t, &next.L);
+    sp_task_out(&t, &next.acc);
     sp_task_scalar(&t, (uint64_t)first);
-    return sp_submit(o, &t) < 0 ? -1 : 0;
+    if (sp_submit(o, &t) < 0)
+        return -1;
+    *st = next;
+    return 0;
 }
 
 SP_ORCHESTRATION(paged_attention_orch)

@@ -67,7 +67,9 @@ typedef struct sp_run_stats {
     uint64_t upload_ns; /* image upload (hbg) */
     uint64_t device_ns; /* launch to completion */
     uint64_t image_bytes;
-    uint64_t reserved[4];
+    uint64_t orch_ns;           /* tmr: launch to the orchestration's return */
+    uint64_t first_complete_ns; /* tmr: launch to the first task's completion */
+    uint64_t reserved[2];
 } sp_run_stats;
 
 #define SP_RUN_STORAGE_MAGIC 0x4e55525250534d53ull /* "SMSPRRUN" */

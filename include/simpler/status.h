@@ -39,7 +39,18 @@
     X(SP_EFUNC_ID, -28, "task names a func_id the callable has no kernel for; check the callable") \
     X(SP_EGRAPH_LIMIT, -29, "graph exceeds a runtime limit (tasks, edges, image); raise or split") \
     X(SP_EDEP, -30, "explicit dependency names no earlier task; pass an id a submit returned")     \
-    X(SP_ESCOPE, -31, "scope begin/end unbalanced or too deep; pair every begin with an end")
+    X(SP_ESCOPE, -31, "scope begin/end unbalanced or too deep; pair every begin with an end")      \
+    X(SP_ESCOPE_DEADLOCK, -32,                                                                     \
+      "a scope holds more tasks than the task window; close scopes sooner or raise task_window")   \
+    X(SP_EHEAP_TOO_SMALL, -33,                                                                     \
+      "one task's outputs exceed the heap ring; raise heap_bytes or split the task")               \
+    X(SP_EHEAP_DEADLOCK, -34,                                                                      \
+      "what open scopes keep alive does not fit the heap; close scopes sooner or raise "           \
+      "heap_bytes")                                                                                \
+    X(SP_ESTALL, -35, "no progress before the backstop deadline; look for a hung kernel")          \
+    X(SP_ECONTROL_WAIT, -36, "a control-tensor access waited for a producer that never finished")  \
+    X(SP_ETENSOR_RETIRED, -37,                                                                     \
+      "tensor's creator was retired and its buffer reused; use it sooner or hold it in a scope")
 
 typedef enum sp_status {
 #define SP_STATUS_ENUM(name, value, hint) name = value,

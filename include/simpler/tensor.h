@@ -235,4 +235,20 @@ static inline int sp_tensor_transpose(const sp_tensor *in, int d0, int d1, sp_te
     return SP_OK;
 }
 
+/* Byte offset from the buffer start of element `index` (row-major over the
+ * view's shape). Returns 0, or SP_ESHAPE for an index outside the view. */
+static inline int sp_tensor_element_offset(const sp_tensor *t, int64_t index, uint64_t *off)
+{
+    int64_t n = sp_tensor_numel(t);
+    if (n == 0 || index < 0 || index >= n || !sp_tensor_is_valid(t))
+        return SP_ESHAPE;
+    int64_t el = t->offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        el += (index % t->shape[d]) * t->strides[d];
+        index /= t->shape[d];
+    }
+    *off = (uint64_t)el * sp_tensor_elem_size(t);
+    return SP_OK;
+}
+
 #endif

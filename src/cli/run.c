@@ -24,6 +24,9 @@ typedef struct run_opts {
     const char *save_dir;
     long rounds;
     long clusters;
+    long sched;
+    long window;
+    long heap;
     const char *overrides[MAX_OVERRIDES + 1];
     int override_count;
 } run_opts;
@@ -33,7 +36,8 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, "simpler run: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nusage: simpler run EXAMPLE [--runtime hbg|tmr] [--case NAME] "
-                    "[--rounds N] [--clusters N] [--param KEY=VALUE]... [--save DIR]\n");
+                    "[--rounds N] [--clusters N] [--sched N] [--window N] [--heap BYTES] "
+                    "[--param KEY=VALUE]... [--save DIR]\n");
     return 2;
 }
 
@@ -77,6 +81,15 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (strcmp(a, "--clusters") == 0) {
             if (parse_long(v, 1, 256, &o->clusters))
                 return usage_error("--clusters must be an integer in 1..256, not '%s'", v);
+        } else if (strcmp(a, "--sched") == 0) {
+            if (parse_long(v, 1, 64, &o->sched))
+                return usage_error("--sched must be an integer in 1..64, not '%s'", v);
+        } else if (strcmp(a, "--window") == 0) {
+            if (parse_long(v, 4, 1 << 20, &o->window))
+                return usage_error("--window must be an integer in 4..2^20, not '%s'", v);
+        } else if (strcmp(a, "--heap") == 0) {
+            if (parse_long(v, 4096, 1L << 40, &o->heap))
+                return usage_error("--heap must be a byte count in 4096..2^40, not '%s'", v);
         } else if (strcmp(a, "--param") == 0) {
             if (!strchr(v, '=') || o->override_count >= MAX_OVERRIDES)
                 return usage_error("--param takes KEY=VALUE, not '%s'", v);
@@ -163,6 +176,10 @@ int cli_run(int argc, char **argv)
 
     sp_worker_options wo = {0};
     wo.prewarm.clusters = (uint32_t)o.clusters;
+    wo.prewarm.sched_threads = (uint32_t)o.sched;
+    sp_call_config cfg = {0};
+    cfg.task_window = (uint32_t)o.window;
+    cfg.heap_bytes = (uint64_t)o.heap;
     sp_worker *w = NULL;
     char werr[640] = "";
     int status = sp_worker_open(module, &wo, &w, werr, sizeof werr);
@@ -184,7 +201,7 @@ int cli_run(int argc, char **argv)
                 break;
             }
         }
-        status = sp_worker_run(w, 0, &inst.args, NULL, &st);
+        status = sp_worker_run(w, 0, &inst.args, &cfg, &st);
         if (status) {
             snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
             fail = 1;

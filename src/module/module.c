@@ -34,18 +34,18 @@ static int ctx_fail(sp_module_ctx *c, int status, const char *fmt, ...)
 }
 
 /* "run 7 (slot 0, bank 0, generation 1, epoch 3)" for error messages. */
-static void run_identity(const sp_module_run *r, char *buf, size_t len)
+static void run_identity(const sp_run_descriptor *d, char *buf, size_t len)
 {
     snprintf(buf, len, "run %llu (slot %u, bank %u, generation %llu, dispatch %llu, epoch %llu)",
-             (unsigned long long)r->desc.run_id, r->desc.pipeline_slot, r->desc.arena_bank,
-             (unsigned long long)r->desc.generation, (unsigned long long)r->desc.dispatch_id,
-             (unsigned long long)r->desc.run_epoch);
+             (unsigned long long)d->run_id, d->pipeline_slot, d->arena_bank,
+             (unsigned long long)d->generation, (unsigned long long)d->dispatch_id,
+             (unsigned long long)d->run_epoch);
 }
 
 static int run_fail(sp_module_ctx *c, const sp_module_run *r, int status, const char *what)
 {
     char id[160];
-    run_identity(r, id, sizeof id);
+    run_identity(&r->desc, id, sizeof id);
     return ctx_fail(c, status, "%s: %s", id, what);
 }
 
@@ -286,13 +286,19 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         return ctx_fail(c, SP_EINVAL, "prepare_run: run storage is not 64-byte aligned");
     if (r->magic != 0 || r->state != RUN_EMPTY)
         return ctx_fail(c, SP_ESTATE, "prepare_run: run storage is in use or not zeroed");
-    if (callable_id >= SP_MODULE_MAX_CALLABLES || !c->callables[callable_id])
-        return ctx_fail(c, SP_ECALLABLE, "prepare_run: no callable %u registered", callable_id);
+    if (callable_id >= SP_MODULE_MAX_CALLABLES || !c->callables[callable_id]) {
+        char id[160];
+        run_identity(desc, id, sizeof id);
+        return ctx_fail(c, SP_ECALLABLE, "%s: prepare_run: no callable %u registered", id,
+                        callable_id);
+    }
     char why[SP_MODULE_ERR_LEN] = "";
     r->desc = *desc;
     if ((rc = hold_slot_bank(c, desc, why, sizeof why)) != SP_OK) {
         memset(r, 0, sizeof *r);
-        return ctx_fail(c, rc, "prepare_run %llu: %s", (unsigned long long)desc->run_id, why);
+        char id[160];
+        run_identity(desc, id, sizeof id);
+        return ctx_fail(c, rc, "%s: prepare_run: %s", id, why);
     }
     rc = sp_device_bind_host_api(c->dev, desc->pipeline_slot, desc->arena_bank, &r->api);
     sp_rt_prepare p = {

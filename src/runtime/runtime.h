@@ -20,6 +20,9 @@ typedef struct sp_host_scratch {
     size_t cap;
 } sp_host_scratch;
 
+/* Grow `s` to at least `bytes` (contents not kept). 0 or SP_ENOMEM. */
+int sp_host_scratch_reserve(sp_host_scratch *s, size_t bytes);
+
 typedef struct sp_rt_prepare {
     sp_device *dev;
     const sp_host_api *api; /* bound to the run's slot and bank */

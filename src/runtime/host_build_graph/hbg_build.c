@@ -242,21 +242,6 @@ static int op_scope_end(sp_orch *o)
     return SP_OK;
 }
 
-/* Byte offset (from the buffer) of element `index` of view `t`. */
-static int element_offset(const sp_tensor *t, int64_t index, uint64_t *off)
-{
-    int64_t n = sp_tensor_numel(t);
-    if (n == 0 || index < 0 || index >= n || !sp_tensor_is_valid(t))
-        return SP_ESHAPE;
-    int64_t el = t->offset;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        el += (index % t->shape[d]) * t->strides[d];
-        index /= t->shape[d];
-    }
-    *off = (uint64_t)el * sp_tensor_elem_size(t);
-    return SP_OK;
-}
-
 /* Shared checks of tensor_read / tensor_write: the element's buffer and
  * offset. On hbg nothing runs while the graph is built, so the element must
  * not be one a submitted task writes (read) or touches at all (write). */
@@ -266,7 +251,7 @@ static int control_element(hbg_graph *g, const sp_tensor *t, int64_t index, bool
     const char *what = write ? "tensor_write" : "tensor_read";
     if (!t)
         return hbg_graph_fail(g, SP_EINVAL, "%s: NULL tensor", what);
-    if (element_offset(t, index, off) != SP_OK)
+    if (sp_tensor_element_offset(t, index, off) != SP_OK)
         return hbg_graph_fail(g, SP_ESHAPE, "%s: element %lld outside the view", what,
                               (long long)index);
     *buf = find_buffer(g, t->addr, t->buf_bytes);

@@ -19,8 +19,9 @@
 #define HBG_IMAGE_VERSION 1u
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
- * by whichever scheduler pops them, without a core). */
-enum { HBG_Q_AIC = 0, HBG_Q_AIV = 1, HBG_Q_MIX = 2, HBG_Q_DUMMY = 3, HBG_QUEUES = 4 };
+ * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
+#include "runtime/shared/sched_pass.h"
+#define HBG_QUEUES SP_QUEUES
 
 /* A ready queue that never wraps: the host sizes it for every block that
  * can ever be pushed (the sum of block_num over its tasks), so a slot is

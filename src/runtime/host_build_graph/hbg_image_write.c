@@ -10,26 +10,12 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 
-int hbg_queue_of(uint8_t shape)
-{
-    switch (shape) {
-    case SP_SHAPE_AIC:
-        return HBG_Q_AIC;
-    case SP_SHAPE_AIV:
-        return HBG_Q_AIV;
-    case SP_SHAPE_MIX:
-        return HBG_Q_MIX;
-    default:
-        return HBG_Q_DUMMY;
-    }
-}
-
 int hbg_layout_compute(const hbg_graph *g, hbg_layout *l)
 {
     memset(l, 0, sizeof *l);
     uint64_t blocks[HBG_QUEUES] = {0};
     for (uint32_t i = 0; i < g->task_count; i++)
-        blocks[hbg_queue_of(g->tasks[i].shape)] += g->tasks[i].block_num;
+        blocks[sp_queue_of_shape(g->tasks[i].shape)] += g->tasks[i].block_num;
     uint64_t off = ALIGN64(sizeof(hbg_image));
     l->tasks_off = off;
     off = ALIGN64(off + (uint64_t)g->task_count * sizeof(hbg_task));
@@ -145,7 +131,7 @@ int hbg_image_write(const hbg_graph *g, const hbg_layout *l, uint64_t image_dev,
     for (uint32_t i = 0; i < n; i++) {
         if (g->tasks[i].dep_count)
             continue;
-        int q = hbg_queue_of(g->tasks[i].shape);
+        int q = sp_queue_of_shape(g->tasks[i].shape);
         uint32_t *slots = (uint32_t *)(base + l->slots_off[q]);
         uint32_t tail = atomic_load_explicit(&h->queues[q].tail, memory_order_relaxed);
         for (uint32_t b = 0; b < g->tasks[i].block_num; b++)

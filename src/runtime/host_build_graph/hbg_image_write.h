@@ -22,7 +22,5 @@ int hbg_layout_compute(const hbg_graph *g, hbg_layout *l);
 int hbg_image_write(const hbg_graph *g, const hbg_layout *l, uint64_t image_dev,
                     uint64_t kernel_table, uint32_t kernel_count, uint64_t timeout_ns,
                     void *staging);
-/* Queue a task of this shape goes to. */
-int hbg_queue_of(uint8_t shape);
 
 #endif

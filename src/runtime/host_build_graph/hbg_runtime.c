@@ -11,12 +11,14 @@
 #include "runtime/host_build_graph/hbg_device.h"
 #include "runtime/host_build_graph/hbg_image_write.h"
 #include "runtime/runtime.h"
+#include "runtime/shared/device_run.h"
 #include "runtime/shared/staging.h"
 #include "simpler/status.h"
 
 #define HBG_DEFAULT_HEAP (64ull << 20)
 
 struct sp_rt_run {
+    sp_device_run run;
     sp_device *dev;
     const sp_host_api *api;
     sp_staging staging;
@@ -25,10 +27,7 @@ struct sp_rt_run {
     uint32_t task_count;
     uint64_t edge_count;
     uint64_t image_bytes;
-    uint64_t build_ns, upload_ns, launch_ns, device_ns;
-    int launched;
-    int done;
-    int result;
+    uint64_t build_ns, upload_ns;
 };
 
 static const sp_pipeline_contract hbg_contract = {
@@ -52,18 +51,6 @@ const sp_pipeline_contract *sp_runtime_contract(void)
 const char *sp_runtime_name(void)
 {
     return "hbg";
-}
-
-static int scratch_reserve(sp_host_scratch *s, size_t bytes)
-{
-    if (s->cap >= bytes)
-        return SP_OK;
-    void *p = realloc(s->ptr, bytes);
-    if (!p)
-        return SP_ENOMEM;
-    s->ptr = p;
-    s->cap = bytes;
-    return SP_OK;
 }
 
 /* Run the orchestration and turn its graph into an uploaded image. */
@@ -106,7 +93,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
                  (unsigned long long)l.total, g->task_count, sp_status_name(rc));
         return rc;
     }
-    if ((rc = scratch_reserve(p->scratch, l.total)) != SP_OK) {
+    if ((rc = sp_host_scratch_reserve(p->scratch, l.total)) != SP_OK) {
         snprintf(p->err, p->err_len, "host staging of %llu bytes for the image",
                  (unsigned long long)l.total);
         return rc;
@@ -156,6 +143,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     if (!r)
         return SP_ENOMEM;
     r->dev = p->dev;
+    r->run.dev = p->dev;
     r->api = p->api;
     r->sched_threads = threads;
     uint64_t t0 = sp_now_ns();
@@ -165,6 +153,9 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         return rc;
     }
     hbg_graph g;
+    /* Zeroed: build_and_upload can fail (arena commit) before graph init,
+     * and hbg_graph_free below must then free nothing. */
+    memset(&g, 0, sizeof g);
     rc = build_and_upload(r, p, &g);
     hbg_graph_free(&g);
     /* The orchestration is done with control tensors: drop the host-maps. */
@@ -181,50 +172,26 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
 
 int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
 {
-    r->launch_ns = sp_now_ns();
-    int rc = sp_device_launch(r->dev, hbg_device_main, (void *)(uintptr_t)r->arena.image,
-                              r->sched_threads);
-    if (rc) {
-        snprintf(err, err_len, "device launch: %s", sp_status_name(rc));
-        return rc;
-    }
-    r->launched = 1;
-    return SP_OK;
-}
-
-static int settle(sp_rt_run *r, int result, char *err, size_t err_len)
-{
-    r->done = 1;
-    r->result = result;
-    r->device_ns = sp_now_ns() - r->launch_ns;
-    if (result)
-        snprintf(err, err_len, "device side failed: %s", sp_status_name(result));
-    return result;
+    return sp_device_run_launch(&r->run, hbg_device_main, (void *)(uintptr_t)r->arena.image,
+                                r->sched_threads, err, err_len);
 }
 
 int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
 {
-    if (r->done)
-        return r->result;
-    int result = 0;
-    int rc = sp_device_poll(r->dev, &result);
-    if (rc == SP_EBUSY)
-        return SP_RUN_NOT_READY;
-    if (rc)
-        return rc;
-    return settle(r, result, err, err_len);
+    int rc = sp_device_run_poll(&r->run);
+    if (rc != SP_OK && rc != SP_RUN_NOT_READY)
+        snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+    return rc;
 }
 
 int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len)
 {
-    if (r->done)
-        return r->result;
-    int rc = sp_device_wait(r->dev, deadline_ns);
-    if (rc == SP_ETIMEOUT) {
+    int rc = sp_device_run_wait(&r->run, deadline_ns);
+    if (rc == SP_ETIMEOUT)
         snprintf(err, err_len, "run did not complete before its deadline");
-        return rc;
-    }
-    return settle(r, rc, err, err_len);
+    else if (rc)
+        snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+    return rc;
 }
 
 int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len)
@@ -244,6 +211,6 @@ void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
     out->edges = r->edge_count;
     out->build_ns = r->build_ns;
     out->upload_ns = r->upload_ns;
-    out->device_ns = r->device_ns;
+    out->device_ns = r->run.device_ns;
     out->image_bytes = r->image_bytes;
 }

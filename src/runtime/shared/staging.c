@@ -13,8 +13,10 @@ static int check_arg(const sp_args *args, uint32_t i, char *err, size_t err_len)
     const sp_tensor *t = &args->tensors[i];
     uint8_t dir = args->dirs[i];
     if (dir < SP_IN || dir > SP_NO_DEP) {
-        snprintf(err, err_len, "run argument %u: direction %u is not IN/OUT/INOUT/OUT_EXISTING/"
-                               "NO_DEP", i, dir);
+        snprintf(err, err_len,
+                 "run argument %u: direction %u is not IN/OUT/INOUT/OUT_EXISTING/"
+                 "NO_DEP",
+                 i, dir);
         return SP_EINVAL;
     }
     if (!sp_dtype_size(t->dtype)) {
@@ -33,8 +35,8 @@ static int check_arg(const sp_args *args, uint32_t i, char *err, size_t err_len)
     return SP_OK;
 }
 
-int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args,
-                     bool map_for_host, char *err, size_t err_len)
+int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
+                     char *err, size_t err_len)
 {
     memset(st, 0, offsetof(sp_staging, device_args));
     if (!args) {

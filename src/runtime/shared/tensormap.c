@@ -44,8 +44,7 @@ size_t sp_tensormap_bytes(uint32_t entries)
 
 int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entries)
 {
-    if (!map || !mem || entries == 0 || entries > (1u << 30) ||
-        bytes < sp_tensormap_bytes(entries))
+    if (!map || !mem || entries == 0 || entries > (1u << 30) || bytes < sp_tensormap_bytes(entries))
         return SP_EINVAL;
     uint32_t nb = bucket_count(entries);
     uintptr_t p = ((uintptr_t)mem + 7) & ~(uintptr_t)7;
@@ -209,8 +208,8 @@ static bool write_covers(uint64_t lo, uint64_t hi, const sp_access_layout *outer
     return true;
 }
 
-int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir,
-                        bool manual, sp_dep_list *deps)
+int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
+                        sp_dep_list *deps)
 {
     int rc;
     int64_t owner = manual ? SP_NO_TASK : t->owner_task;
@@ -274,18 +273,45 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
     return SP_OK;
 }
 
-bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
-                          bool writes_only)
+uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+                                  bool writes_only, int64_t *out, uint32_t max)
 {
+    uint32_t n = 0;
     uint32_t b = hash_base(map, base);
     for (int32_t i = map->buckets[b]; i >= 0; i = map->entries[i].next) {
         const sp_tmap_entry *e = &map->entries[i];
         if (e->task < map->retired_below || e->base != base)
             continue;
-        if (writes_only && !e->is_write)
+        if ((writes_only && !e->is_write) || e->hi <= lo || hi <= e->lo)
             continue;
-        if (e->lo < hi && lo < e->hi)
-            return true;
+        if (n < max)
+            out[n] = e->task;
+        n++;
     }
-    return false;
+    return n;
+}
+
+bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+                          bool writes_only)
+{
+    return sp_tensormap_overlapping(map, base, lo, hi, writes_only, NULL, 0) > 0;
+}
+
+uint32_t sp_tensormap_sweep(sp_tensormap *map)
+{
+    uint32_t freed = 0;
+    for (uint32_t b = 0; b <= map->bucket_mask; b++) {
+        int32_t *link = &map->buckets[b];
+        while (*link >= 0) {
+            int32_t i = *link;
+            if (map->entries[i].task < map->retired_below) {
+                *link = map->entries[i].next;
+                entry_release(map, i);
+                freed++;
+            } else {
+                link = &map->entries[i].next;
+            }
+        }
+    }
+    return freed;
 }

@@ -67,8 +67,8 @@ typedef struct sp_tensormap {
     uint32_t bucket_mask;
     sp_tmap_entry *entries;
     uint32_t capacity;
-    uint32_t used;      /* live entries */
-    int32_t free_head;  /* free list through `next` */
+    uint32_t used;     /* live entries */
+    int32_t free_head; /* free list through `next` */
     uint32_t high_water;
     int64_t retired_below; /* entries of tasks below this id are dead */
 } sp_tensormap;
@@ -88,13 +88,19 @@ void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
  * edge from an access that itself depended on the same creator already
  * implies it. Returns 0, or SP_EGRAPH_LIMIT when the map is full (nothing
  * recorded; grow it and retry) or `deps` is. */
-int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir,
-                        bool manual, sp_dep_list *deps);
+int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
+                        sp_dep_list *deps);
 
-/* True if a live entry of another task than `task` on buffer `base` overlaps
- * bytes [lo, hi) and is a write (or any access, when `writes_only` is false). */
+/* Tasks whose live accesses to buffer `base` overlap bytes [lo, hi): writes
+ * only, or all accesses. Up to `max` ids go to `out`; returns how many there
+ * are (possibly more than max). */
+uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+                                  bool writes_only, int64_t *out, uint32_t max);
+/* True if any live access overlaps (sp_tensormap_overlapping > 0). */
 bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                           bool writes_only);
+/* Release every entry of a retired task now (not lazily); returns how many. */
+uint32_t sp_tensormap_sweep(sp_tensormap *map);
 
 /* True if two views of the same buffer may share an element. */
 bool sp_views_overlap(uint64_t a_lo, uint64_t a_hi, const sp_access_layout *a, uint64_t b_lo,

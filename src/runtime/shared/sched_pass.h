@@ -1,0 +1,140 @@
+/* The scheduler's pass over its clusters, shared by both runtimes: reap
+ * cores that finished, then hand ready blocks to idle cores (a MIX block
+ * takes a whole idle cluster, AIC blocks the AIC core, AIV blocks the two
+ * AIV cores). Each runtime supplies its task storage through a hooks table;
+ * the table is a compile-time constant, so the calls inline. Device-side:
+ * only the chip's registers and the runtime's device memory are touched. */
+#ifndef SP_RUNTIME_SCHED_PASS_H
+#define SP_RUNTIME_SCHED_PASS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platform/chip.h"
+#include "simpler/orchestration.h"
+
+#define SP_SCHED_MAX_CLUSTERS 256
+
+/* Queues a runtime keeps: one per dispatch shape plus one for dummies. */
+enum { SP_Q_AIC = 0, SP_Q_AIV = 1, SP_Q_MIX = 2, SP_Q_DUMMY = 3, SP_QUEUES = 4 };
+
+static inline int sp_queue_of_shape(uint8_t shape)
+{
+    switch (shape) {
+    case SP_SHAPE_AIC:
+        return SP_Q_AIC;
+    case SP_SHAPE_AIV:
+        return SP_Q_AIV;
+    case SP_SHAPE_MIX:
+        return SP_Q_MIX;
+    default:
+        return SP_Q_DUMMY;
+    }
+}
+
+typedef struct sp_sched_hooks {
+    /* Take one ready block from queue q: task handle and block index. */
+    bool (*pop)(void *rt, int q, uint64_t *task, uint32_t *block);
+    /* Fill what core lane `lane` runs for (task, block); false: lane idle. */
+    bool (*payload)(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p);
+    /* A block finished on every lane it used. */
+    void (*block_done)(void *rt, uint64_t task);
+} sp_sched_hooks;
+
+typedef struct sp_sched {
+    sp_chip *chip;
+    uint32_t clusters;
+    uint32_t thread_index;
+    uint32_t thread_count;
+    /* Per core: running task handle + 1 (0 idle). A MIX block holds its
+     * whole cluster: lanes_left counts the lanes still running. */
+    uint64_t running[3 * SP_SCHED_MAX_CLUSTERS];
+    uint8_t lanes_left[SP_SCHED_MAX_CLUSTERS];
+    bool mix_cluster[SP_SCHED_MAX_CLUSTERS];
+} sp_sched;
+
+static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
+{
+    s->chip = chip;
+    s->clusters = sp_chip_cluster_count(chip);
+    s->thread_index = ti;
+    s->thread_count = tn;
+    for (uint32_t i = 0; i < 3 * SP_SCHED_MAX_CLUSTERS; i++)
+        s->running[i] = 0;
+    for (uint32_t c = 0; c < SP_SCHED_MAX_CLUSTERS; c++) {
+        s->lanes_left[c] = 0;
+        s->mix_cluster[c] = false;
+    }
+}
+
+/* True while any core this thread owns still runs something. */
+static inline bool sp_sched_busy(const sp_sched *s)
+{
+    uint32_t C = s->clusters;
+    for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
+        if (s->running[c] || s->running[C + 2 * c] || s->running[C + 2 * c + 1])
+            return true;
+    return false;
+}
+
+static inline void sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t core,
+                                     uint64_t task, uint32_t block, int lane)
+{
+    sp_chip_payload p;
+    if (!h->payload(rt, task, block, lane, &p))
+        return;
+    s->running[core] = task + 1;
+    sp_chip_dispatch(s->chip, core, &p);
+}
+
+/* One pass over this thread's clusters. Returns true if anything happened. */
+static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
+{
+    bool progress = false;
+    uint32_t C = s->clusters;
+    for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
+        uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
+        for (int l = 0; l < 3; l++) {
+            uint64_t run = s->running[cores[l]];
+            if (!run || !sp_chip_core_idle(s->chip, cores[l]))
+                continue;
+            s->running[cores[l]] = 0;
+            progress = true;
+            if (!s->mix_cluster[c] || --s->lanes_left[c] == 0) {
+                s->mix_cluster[c] = false;
+                h->block_done(rt, run - 1);
+            }
+        }
+        uint64_t task;
+        uint32_t block;
+        if (!s->running[cores[0]] && !s->running[cores[1]] && !s->running[cores[2]] &&
+            h->pop(rt, SP_Q_MIX, &task, &block)) {
+            s->mix_cluster[c] = true;
+            s->lanes_left[c] = 0;
+            for (int l = 0; l < 3; l++) {
+                sp_sched_dispatch(s, h, rt, cores[l], task, block, l);
+                if (s->running[cores[l]])
+                    s->lanes_left[c]++;
+            }
+            progress = true;
+            continue;
+        }
+        if (s->mix_cluster[c])
+            continue;
+        if (!s->running[cores[0]] && h->pop(rt, SP_Q_AIC, &task, &block)) {
+            sp_sched_dispatch(s, h, rt, cores[0], task, block, SP_LANE_AIC);
+            progress = true;
+        }
+        for (int l = 1; l < 3; l++) {
+            if (s->running[cores[l]])
+                continue;
+            if (!h->pop(rt, SP_Q_AIV, &task, &block))
+                break;
+            sp_sched_dispatch(s, h, rt, cores[l], task, block, SP_LANE_AIV0);
+            progress = true;
+        }
+    }
+    return progress;
+}
+
+#endif

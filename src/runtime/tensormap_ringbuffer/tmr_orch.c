@@ -1,0 +1,547 @@
+/* The orchestrator thread of tensormap_and_ringbuffer. The orchestration
+ * runs here, on the chip, against these ops while the schedulers dispatch:
+ * a submit validates the task, waits for a free slot and heap room (the
+ * back-pressure of the bounded rings), carves its outputs from the heap
+ * ring, derives its producers through the TensorMap, links itself into each
+ * unfinished producer's fan-out, and becomes ready at once if nothing is
+ * pending. Slots and heap are reclaimed strictly in order behind the
+ * retirement watermark. Everything here is device memory; only this thread
+ * writes the orchestrator state, so it takes no locks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/wait.h"
+#include "runtime/tensormap_ringbuffer/tmr_device.h"
+#include "runtime/tensormap_ringbuffer/tmr_queue.h"
+#include "simpler/status.h"
+#include "simpler/tensor.h"
+
+#define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
+
+static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tmr_fail(o->ctl, status, msg);
+    return status;
+}
+
+static int orch_error(tmr_orch *o)
+{
+    return atomic_load_explicit(&o->ctl->error, memory_order_acquire);
+}
+
+/* ---- retirement and the heap ring ------------------------------------------ */
+
+/* Retire the oldest task if nobody holds it any more: its slot and the heap
+ * up to its outputs' end become free. Returns false if it is still held. */
+static bool retire_one(tmr_orch *o)
+{
+    tmr_ctl *c = o->ctl;
+    /* Relaxed: only this thread writes retired and submitted. */
+    int64_t r = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    int64_t s = atomic_load_explicit(&c->submitted, memory_order_relaxed);
+    if (r == s)
+        return false;
+    tmr_task *t = tmr_slot(c, r);
+    /* Acquire: the completer's release of its last reference orders all of
+     * its writes (and its kernels') before the slot is reused. */
+    if (atomic_load_explicit(&t->refs, memory_order_acquire) != 0)
+        return false;
+    o->heap_tail = t->heap_end;
+    atomic_store_explicit(&t->state, TMR_SLOT_FREE, memory_order_relaxed);
+    atomic_store_explicit(&c->retired, r + 1, memory_order_release);
+    sp_tensormap_retire_below(&o->map, r + 1);
+    if (r + 1 == s)
+        o->heap_head = o->heap_tail = 0; /* nothing live: rebase the ring */
+    return true;
+}
+
+typedef enum { WAIT_SLOT, WAIT_HEAP, WAIT_MAP, WAIT_STATIC } wait_kind;
+
+/* Offset for `need` bytes in the heap ring, or UINT64_MAX if it has no room now. */
+static uint64_t heap_fit(tmr_orch *o, uint64_t need)
+{
+    tmr_ctl *c = o->ctl;
+    if (atomic_load_explicit(&c->retired, memory_order_relaxed) ==
+        atomic_load_explicit(&c->submitted, memory_order_relaxed))
+        return need <= o->ring_bytes ? 0 : UINT64_MAX;
+    uint64_t head = o->heap_head, tail = o->heap_tail;
+    if (head >= tail) {
+        if (o->ring_bytes - head >= need)
+            return head;
+        /* Wrap to the start; strictly below the tail so full never looks empty. */
+        return need < tail ? 0 : UINT64_MAX;
+    }
+    return tail - head > need ? head : UINT64_MAX;
+}
+
+static bool room_for(tmr_orch *o, wait_kind kind, uint64_t need)
+{
+    tmr_ctl *c = o->ctl;
+    int64_t s = atomic_load_explicit(&c->submitted, memory_order_relaxed);
+    int64_t r = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    switch (kind) {
+    case WAIT_SLOT:
+        return s - r < (int64_t)c->window;
+    case WAIT_HEAP:
+        return heap_fit(o, need) != UINT64_MAX;
+    case WAIT_MAP:
+        if ((uint32_t)(o->map.capacity - o->map.used) >= need)
+            return true;
+        sp_tensormap_sweep(&o->map);
+        return (uint32_t)(o->map.capacity - o->map.used) >= need;
+    case WAIT_STATIC:
+        /* The ring must not reach into [need, heap end): empty or below it. */
+        return r == s || (o->heap_head >= o->heap_tail && o->heap_head <= need);
+    }
+    return false;
+}
+
+/* Back-pressure: wait until there is room, retiring as tasks are released.
+ * If nothing is in flight and there is still no room, nothing ever will
+ * free it: a structural deadlock, reported at once by name. The backstop
+ * deadline catches what the structure cannot see (a hung kernel). */
+static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
+{
+    tmr_ctl *c = o->ctl;
+    /* Retire lazily, only when room is short: a task's outputs stay valid
+     * for as long as the rings can afford. */
+    if (room_for(o, kind, need))
+        return SP_OK;
+    uint64_t deadline = sp_now_ns() + c->backstop_ns;
+    for (;;) {
+        /* Oldest first, and no more than needed: the newest outputs are the
+         * ones the orchestration is most likely to pass on. */
+        bool room = false;
+        while (!(room = room_for(o, kind, need)) && retire_one(o))
+            ;
+        if (room)
+            return SP_OK;
+        atomic_store_explicit(&c->orch_waiting, 1, memory_order_seq_cst);
+        uint32_t snap = sp_chip_event_snapshot(o->chip);
+        while (!(room = room_for(o, kind, need)) && retire_one(o))
+            ;
+        int64_t s = atomic_load_explicit(&c->submitted, memory_order_relaxed);
+        bool idle = atomic_load_explicit(&c->completed, memory_order_acquire) == s;
+        if (room || idle) {
+            atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+            if (room)
+                return SP_OK;
+            /* Nothing runs and nothing can retire: only open scopes hold tasks. */
+            int64_t r = atomic_load_explicit(&c->retired, memory_order_relaxed);
+            if (kind == WAIT_SLOT || kind == WAIT_MAP)
+                return orch_fail(o, SP_ESCOPE_DEADLOCK,
+                                 "task %lld: the %u-slot window is full of %lld completed tasks "
+                                 "held by %u open scope(s)",
+                                 (long long)s, c->window, (long long)(s - r), o->scope_depth);
+            return orch_fail(o, SP_EHEAP_DEADLOCK,
+                             "task %lld: %llu heap bytes needed; the %llu-byte ring is held by "
+                             "%lld completed tasks of %u open scope(s)",
+                             (long long)s, (unsigned long long)need,
+                             (unsigned long long)o->ring_bytes, (long long)(s - r), o->scope_depth);
+        }
+        if (sp_chip_event_wait(o->chip, snap, deadline) == SP_ETIMEOUT) {
+            atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+            return orch_fail(o, SP_ESTALL,
+                             "task %lld: no task finished in %llu ms while the orchestrator "
+                             "waited for room",
+                             (long long)s, (unsigned long long)(c->backstop_ns / 1000000));
+        }
+    }
+}
+
+/* ---- submit ------------------------------------------------------------------ */
+
+/* Hold producer `p` (keep it from retiring until this task completes) and,
+ * for a dependency, link into its fan-out unless it already finished. */
+static void hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
+{
+    uint16_t k = t->hold_count++;
+    tmr_task *pt = tmr_slot(c, p);
+    t->holds[k] = p;
+    /* Relaxed: the orchestrator is the only one to retire, and only on a
+     * zero count it reads with acquire after completers' releases. */
+    atomic_fetch_add_explicit(&pt->refs, 1, memory_order_relaxed);
+    if (!edge)
+        return;
+    atomic_fetch_add_explicit(&t->fanin_left, 1, memory_order_relaxed);
+    uint64_t node = ((uint64_t)t->id & c->mask) * TMR_MAX_HOLDS + k;
+    uint64_t h = atomic_load_explicit(&pt->fanout_head, memory_order_acquire);
+    for (;;) {
+        if (h & TMR_FANOUT_CLOSED) {
+            /* The producer finished before we linked: nothing to wait for.
+             * The guard count keeps fanin_left above zero here. */
+            atomic_fetch_sub_explicit(&t->fanin_left, 1, memory_order_relaxed);
+            return;
+        }
+        t->node_next[k] = h;
+        if (atomic_compare_exchange_weak_explicit(&pt->fanout_head, &h, (node + 1) << 1,
+                                                  memory_order_release, memory_order_acquire))
+            return;
+    }
+}
+
+static bool holds_contains(const tmr_task *t, int64_t p)
+{
+    for (uint16_t i = 0; i < t->hold_count; i++)
+        if (t->holds[i] == p)
+            return true;
+    return false;
+}
+
+static int64_t op_submit(sp_orch *so, sp_task *task)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    tmr_ctl *c = o->ctl;
+    int rc = orch_error(o);
+    if (rc)
+        return rc;
+    int64_t id = atomic_load_explicit(&c->submitted, memory_order_relaxed);
+    int32_t kernel[3];
+    if ((rc = sp_task_validate(&o->check, (uint64_t)id, task, kernel)) != SP_OK)
+        return orch_fail(o, rc, "%s", o->msg);
+
+    uint64_t need = 0;
+    for (int i = 0; i < task->tensor_count; i++)
+        if (task->dirs[i] == SP_OUT)
+            need += ALIGN64((uint64_t)sp_tensor_numel(task->tensors[i]) *
+                            sp_tensor_elem_size(task->tensors[i]));
+    if (need > o->ring_bytes)
+        return orch_fail(
+            o, SP_EHEAP_TOO_SMALL, "task %lld: outputs need %llu bytes, the heap ring has %llu",
+            (long long)id, (unsigned long long)need, (unsigned long long)o->ring_bytes);
+    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
+        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count)))
+        return rc;
+    /* Read the watermark after the waits: they may have retired tasks. */
+    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    for (int i = 0; i < task->tensor_count; i++) {
+        const sp_tensor *x = task->tensors[i];
+        if (task->dirs[i] != SP_OUT && (x->flags & SP_TENSOR_RUNTIME_OWNED) &&
+            x->owner_task != SP_NO_TASK && x->owner_task < retired)
+            return orch_fail(o, SP_ETENSOR_RETIRED,
+                             "task %lld: argument %d was made by task %lld, retired (watermark "
+                             "%lld) and its buffer reused",
+                             (long long)id, i, (long long)x->owner_task, (long long)retired);
+    }
+
+    tmr_task *t = tmr_slot(c, id);
+    uint64_t at = heap_fit(o, need);
+    o->heap_head = at + need;
+    bool manual = o->scope_depth && o->scopes[o->scope_depth - 1].mode == SP_SCOPE_MANUAL;
+    t->id = id;
+    t->shape = task->shape;
+    t->block_num = task->block_num;
+    memcpy(t->kernel, kernel, sizeof t->kernel);
+    t->scope_depth = (uint8_t)o->scope_depth;
+    t->hold_count = 0;
+    t->heap_end = o->heap_head;
+    t->submit_ns = sp_now_ns();
+    atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->blocks_left, task->block_num, memory_order_relaxed);
+    /* The guard: held at one until every producer is linked. */
+    atomic_store_explicit(&t->fanin_left, 1, memory_order_relaxed);
+    atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
+    atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
+
+    sp_dep_list *deps = &o->deps;
+    deps->count = 0;
+    for (int i = 0; i < task->dep_count && rc == SP_OK; i++)
+        rc = sp_dep_list_add(deps, task->deps[i], id, SP_EDGE_EXPLICIT);
+    uint64_t off = at;
+    for (int i = 0; i < task->tensor_count && rc == SP_OK; i++) {
+        sp_tensor *x = task->tensors[i];
+        if (task->dirs[i] == SP_OUT) {
+            int64_t shape[SP_MAX_DIMS];
+            memcpy(shape, x->shape, sizeof shape);
+            sp_tensor_init(x, c->heap_base + off, x->dtype, x->ndim, shape);
+            off += ALIGN64(x->buf_bytes);
+            x->owner_task = id;
+            x->flags |= SP_TENSOR_RUNTIME_OWNED;
+        }
+        rc = sp_tensormap_access(&o->map, id, x, task->dirs[i], manual, deps);
+        t->tensors[i] = *x;
+        t->args[i] = (uint64_t)(uintptr_t)&t->tensors[i];
+    }
+    for (int i = 0; i < task->scalar_count; i++)
+        t->args[task->tensor_count + i] = task->scalars[i];
+    if (rc == SP_OK && deps->count > TMR_MAX_HOLDS)
+        rc = SP_EGRAPH_LIMIT;
+    if (rc) {
+        /* Nothing is linked yet: the slot stays unpublished and is reused. */
+        o->heap_head = at;
+        return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
+                         deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
+    }
+
+    /* Producers still in the ring: hold them, and wait for those we depend on. */
+    for (uint32_t i = 0; i < deps->count; i++)
+        if (deps->producer[i] >= retired)
+            hold_producer(c, t, deps->producer[i], true);
+    /* A runtime-owned argument keeps its creator's buffer alive until we finish. */
+    for (int i = 0; i < task->tensor_count; i++) {
+        int64_t p = task->tensors[i]->owner_task;
+        if (p != SP_NO_TASK && p != id && p >= retired &&
+            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED) && !holds_contains(t, p) &&
+            t->hold_count < TMR_MAX_HOLDS)
+            hold_producer(c, t, p, false);
+    }
+    c->edges += deps->count;
+    /* Release: schedulers that see the new count see the whole slot. */
+    atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
+    if (atomic_fetch_sub_explicit(&t->fanin_left, 1, memory_order_acq_rel) == 1)
+        tmr_make_ready(c, o->chip, id);
+    return id;
+}
+
+static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    int rc = orch_error(o);
+    if (rc)
+        return rc;
+    if (!x || !sp_dtype_size(x->dtype) || sp_tensor_numel(x) == 0)
+        return orch_fail(o, SP_ESHAPE, "alloc_tensor: bad dtype or shape");
+    uint64_t bytes = ALIGN64((uint64_t)sp_tensor_numel(x) * sp_tensor_elem_size(x));
+    if (bytes > o->static_top)
+        return orch_fail(o, SP_EHEAP_TOO_SMALL, "alloc_tensor: %llu bytes exceed the heap",
+                         (unsigned long long)bytes);
+    uint64_t top = o->static_top - bytes;
+    /* Run-long allocations come from the heap's far end; the ring shrinks. */
+    if ((rc = wait_for_room(o, WAIT_STATIC, top)) != SP_OK)
+        return rc;
+    o->static_top = top;
+    o->ring_bytes = top;
+    int64_t shape[SP_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    sp_tensor_init(x, o->ctl->heap_base + top, x->dtype, x->ndim, shape);
+    x->owner_task = SP_NO_TASK;
+    x->flags |= SP_TENSOR_RUNTIME_OWNED;
+    return SP_OK;
+}
+
+static int op_scope_begin(sp_orch *so, int mode)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    int rc = orch_error(o);
+    if (rc)
+        return rc;
+    if (mode != SP_SCOPE_AUTO && mode != SP_SCOPE_MANUAL)
+        return orch_fail(o, SP_EINVAL, "scope_begin: unknown mode %d", mode);
+    if (o->scope_depth >= TMR_MAX_SCOPES)
+        return orch_fail(o, SP_ESCOPE, "scope_begin: deeper than %d", TMR_MAX_SCOPES);
+    o->scopes[o->scope_depth].first_task =
+        atomic_load_explicit(&o->ctl->submitted, memory_order_relaxed);
+    o->scopes[o->scope_depth++].mode = (uint8_t)mode;
+    return SP_OK;
+}
+
+/* Drop the innermost scope's reference on the tasks it holds. */
+static void scope_release(tmr_orch *o)
+{
+    tmr_ctl *c = o->ctl;
+    uint32_t depth = o->scope_depth;
+    int64_t end = atomic_load_explicit(&c->submitted, memory_order_relaxed);
+    for (int64_t id = o->scopes[depth - 1].first_task; id < end; id++) {
+        tmr_task *t = tmr_slot(c, id);
+        if (t->scope_depth == depth) {
+            t->scope_depth = 0;
+            /* Release: retirement reads refs with acquire. */
+            atomic_fetch_sub_explicit(&t->refs, 1, memory_order_release);
+        }
+    }
+    o->scope_depth--;
+}
+
+static int op_scope_end(sp_orch *so)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    int rc = orch_error(o);
+    if (rc)
+        return rc;
+    if (o->scope_depth == 0)
+        return orch_fail(o, SP_ESCOPE, "scope_end without a scope_begin");
+    scope_release(o);
+    return SP_OK;
+}
+
+/* Wait until every task in `ids` has completed (control-tensor access). */
+static int wait_tasks(tmr_orch *o, const int64_t *ids, uint32_t n, const char *what)
+{
+    tmr_ctl *c = o->ctl;
+    uint64_t deadline = sp_now_ns() + c->backstop_ns;
+    for (uint32_t i = 0; i < n; i++) {
+        for (;;) {
+            int64_t r = atomic_load_explicit(&c->retired, memory_order_relaxed);
+            if (ids[i] < r || atomic_load_explicit(&tmr_slot(c, ids[i])->state,
+                                                   memory_order_acquire) == TMR_SLOT_COMPLETE)
+                break;
+            atomic_store_explicit(&c->orch_waiting, 1, memory_order_seq_cst);
+            uint32_t snap = sp_chip_event_snapshot(o->chip);
+            if (atomic_load_explicit(&tmr_slot(c, ids[i])->state, memory_order_acquire) ==
+                TMR_SLOT_COMPLETE)
+                continue;
+            if (sp_chip_event_wait(o->chip, snap, deadline) == SP_ETIMEOUT) {
+                atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+                return orch_fail(o, SP_ECONTROL_WAIT,
+                                 "%s waited %llu ms for task %lld, which never finished", what,
+                                 (unsigned long long)(c->backstop_ns / 1000000), (long long)ids[i]);
+            }
+        }
+    }
+    atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+    return SP_OK;
+}
+
+/* Shared part of read and write: locate the element, wait for the tasks
+ * that must finish first (its writers; for a write, its readers too). */
+static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool write, void **addr)
+{
+    const char *what = write ? "tensor_write" : "tensor_read";
+    uint64_t off;
+    if (!t)
+        return orch_fail(o, SP_EINVAL, "%s: NULL tensor", what);
+    if (sp_tensor_element_offset(t, index, &off) != SP_OK)
+        return orch_fail(o, SP_ESHAPE, "%s: element %lld outside the view", what, (long long)index);
+    bool known = sp_range_holds(&o->check.heap, t->addr, t->buf_bytes);
+    for (uint32_t i = 0; !known && i < o->check.range_count; i++)
+        known = sp_range_holds(&o->ranges[i], t->addr, t->buf_bytes);
+    if (!known)
+        return orch_fail(o, SP_EBOUNDS, "%s: tensor 0x%llx is in no device buffer of this run",
+                         what, (unsigned long long)t->addr);
+    uint64_t es = sp_tensor_elem_size(t);
+    int64_t ids[64];
+    uint32_t n;
+    /* More overlapping tasks than fit: wait for these, then look again. */
+    while ((n = sp_tensormap_overlapping(&o->map, t->addr, off, off + es, !write, ids, 64)) > 0) {
+        int rc = wait_tasks(o, ids, n < 64 ? n : 64, what);
+        if (rc)
+            return rc;
+        if (n <= 64)
+            break;
+        retire_one(o); /* retired entries stop overlapping */
+    }
+    *addr = (char *)(uintptr_t)t->addr + off;
+    return SP_OK;
+}
+
+static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *out)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    int rc = orch_error(o);
+    if (rc)
+        return rc;
+    if (!out)
+        return orch_fail(o, SP_EINVAL, "tensor_read: NULL destination");
+    void *src;
+    if ((rc = control_element(o, t, index, false, &src)) != SP_OK)
+        return rc;
+    memcpy(out, src, sp_tensor_elem_size(t));
+    return SP_OK;
+}
+
+static int op_tensor_write(sp_orch *so, const sp_tensor *t, int64_t index, const void *v)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    int rc = orch_error(o);
+    if (rc)
+        return rc;
+    if (!v)
+        return orch_fail(o, SP_EINVAL, "tensor_write: NULL value");
+    void *dst;
+    if ((rc = control_element(o, t, index, true, &dst)) != SP_OK)
+        return rc;
+    memcpy(dst, v, sp_tensor_elem_size(t));
+    return SP_OK;
+}
+
+static void op_log(sp_orch *so, int level, const char *msg)
+{
+    (void)so;
+    if (level < SP_LOG_DEBUG || level > SP_LOG_ERROR)
+        level = SP_LOG_INFO;
+    sp_log(level, "orchestration: %s", msg ? msg : "");
+}
+
+static void op_fatal(sp_orch *so, int status, const char *msg)
+{
+    orch_fail((tmr_orch *)so, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
+              msg ? msg : "(no message)");
+}
+
+static int op_error(sp_orch *so)
+{
+    return orch_error((tmr_orch *)so);
+}
+
+static const sp_orch_ops tmr_orch_ops = {
+    .abi_version = SP_ORCH_ABI_VERSION,
+    .submit = op_submit,
+    .alloc_tensor = op_alloc_tensor,
+    .scope_begin = op_scope_begin,
+    .scope_end = op_scope_end,
+    .tensor_read = op_tensor_read,
+    .tensor_write = op_tensor_write,
+    .log = op_log,
+    .fatal = op_fatal,
+    .error = op_error,
+};
+
+/* Lay out the rings and the orchestrator state for this run. */
+static int boot(tmr_ctl *c, sp_chip *chip)
+{
+    for (int q = 0; q < SP_QUEUES; q++)
+        tmr_queue_init(&c->queues[q], c->cells + (uint64_t)q * c->window, c->window);
+    for (uint32_t i = 0; i < c->window; i++)
+        atomic_store_explicit(&c->slots[i].state, TMR_SLOT_FREE, memory_order_relaxed);
+    tmr_orch *o = &c->orch;
+    memset(o, 0, sizeof *o);
+    o->orch.ops = &tmr_orch_ops;
+    o->ctl = c;
+    o->chip = chip;
+    o->ring_bytes = c->heap_bytes;
+    o->static_top = c->heap_bytes;
+    for (uint32_t i = 0; i < c->args.tensor_count; i++)
+        o->ranges[i] = (sp_device_range){.dev = c->args.tensors[i].addr,
+                                         .bytes = c->args.tensors[i].buf_bytes};
+    o->check = (sp_task_check){
+        .callable = c->callable,
+        .ranges = o->ranges,
+        .range_count = c->args.tensor_count,
+        .heap = {.dev = c->heap_base, .bytes = c->heap_bytes},
+        .msg = o->msg,
+        .msg_len = sizeof o->msg,
+    };
+    return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
+}
+
+int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
+{
+    int rc = boot(c, chip);
+    atomic_store_explicit(&c->booted, 1, memory_order_release);
+    sp_chip_event_notify(chip);
+    if (rc) {
+        tmr_fail(c, rc, "orchestrator: TensorMap layout failed");
+    } else {
+        tmr_orch *o = &c->orch;
+        c->entry(&o->orch, &c->args);
+        if (o->scope_depth && !orch_error(o))
+            orch_fail(o, SP_ESCOPE, "orchestration returned with %u scope(s) open", o->scope_depth);
+        while (o->scope_depth)
+            scope_release(o);
+    }
+    c->orch_end_ns = sp_now_ns();
+    atomic_store_explicit(&c->orch_done, 1, memory_order_release);
+    sp_chip_event_notify(chip);
+    return atomic_load_explicit(&c->error, memory_order_acquire);
+}

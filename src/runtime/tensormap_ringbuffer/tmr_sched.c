@@ -1,0 +1,157 @@
+/* tensormap_and_ringbuffer's scheduler threads and task completion. The
+ * shared pass (runtime/shared/sched_pass.h) drives the cores; here are the
+ * ring's hooks: ready queues hold task ids (an SPMD task is pushed back
+ * while it has blocks to hand out), and completing a task closes its
+ * fan-out list (so the orchestrator links no more consumers to it),
+ * releases each consumer waiting on it, drops its holds on its producers
+ * and its own reference, and wakes whoever waits. */
+#include <string.h>
+
+#include "common/wait.h"
+#include "runtime/tensormap_ringbuffer/tmr_device.h"
+#include "runtime/tensormap_ringbuffer/tmr_queue.h"
+#include "simpler/status.h"
+
+typedef struct tmr_rt {
+    tmr_ctl *c;
+    sp_chip *chip;
+} tmr_rt;
+
+void tmr_fail(tmr_ctl *c, int status, const char *msg)
+{
+    int expected = 0;
+    /* First error wins; the message is written by the winner only. */
+    if (atomic_compare_exchange_strong_explicit(&c->error, &expected, status, memory_order_acq_rel,
+                                                memory_order_acquire))
+        snprintf(c->message, sizeof c->message, "%s", msg);
+}
+
+void tmr_make_ready(tmr_ctl *c, sp_chip *chip, int64_t id)
+{
+    tmr_task *t = tmr_slot(c, id);
+    tmr_queue_push(&c->queues[sp_queue_of_shape(t->shape)], (uint64_t)id);
+    sp_chip_event_notify(chip);
+}
+
+static void complete_task(tmr_rt *r, int64_t id)
+{
+    tmr_ctl *c = r->c;
+    tmr_task *t = tmr_slot(c, id);
+    /* Close the fan-out: acq_rel pairs with the orchestrator's release CAS,
+     * so every linked node (and its next pointer) is visible. */
+    uint64_t h =
+        atomic_exchange_explicit(&t->fanout_head, TMR_FANOUT_CLOSED, memory_order_acq_rel) >> 1;
+    while (h) {
+        uint64_t node = h - 1;
+        tmr_task *consumer = &c->slots[node / TMR_MAX_HOLDS];
+        /* Read the link before the release below: once its count reaches zero
+         * the consumer may run, finish and have its slot reused. */
+        h = consumer->node_next[node % TMR_MAX_HOLDS] >> 1;
+        int64_t cid = consumer->id;
+        if (atomic_fetch_sub_explicit(&consumer->fanin_left, 1, memory_order_acq_rel) == 1)
+            tmr_make_ready(c, r->chip, cid);
+    }
+    for (uint16_t k = 0; k < t->hold_count; k++)
+        atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k])->refs, 1, memory_order_release);
+    uint64_t zero = 0;
+    atomic_compare_exchange_strong_explicit(&c->first_complete_ns, &zero, sp_now_ns(),
+                                            memory_order_relaxed, memory_order_relaxed);
+    atomic_store_explicit(&t->state, TMR_SLOT_COMPLETE, memory_order_release);
+    atomic_fetch_sub_explicit(&t->refs, 1, memory_order_release);
+    int64_t done = atomic_fetch_add_explicit(&c->completed, 1, memory_order_acq_rel) + 1;
+    /* The orchestrator may wait for room or for this task; everyone waits
+     * for the last task once the orchestration has returned. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&c->orch_waiting, memory_order_relaxed) ||
+        (atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
+         done == atomic_load_explicit(&c->submitted, memory_order_acquire)))
+        sp_chip_event_notify(r->chip);
+}
+
+static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+{
+    tmr_rt *r = rt;
+    uint64_t id;
+    if (!tmr_queue_pop(&r->c->queues[q], &id))
+        return false;
+    tmr_task *t = tmr_slot(r->c, (int64_t)id);
+    /* Relaxed: only the holder of the queue entry hands out blocks. */
+    uint32_t b = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
+    if (b + 1 < t->block_num)
+        tmr_queue_push(&r->c->queues[q], id); /* more blocks for other cores */
+    *task = id;
+    *block = b;
+    return true;
+}
+
+static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
+{
+    tmr_rt *r = rt;
+    const tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    if (t->kernel[lane] < 0)
+        return false;
+    *p = (sp_chip_payload){
+        .fn = r->c->ktab[t->kernel[lane]],
+        .args = t->args,
+        .task_id = task,
+        .block_idx = block,
+        .block_num = t->block_num,
+        .sub_block = t->shape == SP_SHAPE_MIX ? (uint32_t)lane : 0,
+    };
+    return true;
+}
+
+static void hook_block_done(void *rt, uint64_t task)
+{
+    tmr_rt *r = rt;
+    tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    if (atomic_fetch_sub_explicit(&t->blocks_left, 1, memory_order_acq_rel) == 1)
+        complete_task(r, (int64_t)task);
+}
+
+static const sp_sched_hooks tmr_hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+};
+
+static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
+{
+    while (!atomic_load_explicit(&c->booted, memory_order_acquire)) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        if (atomic_load_explicit(&c->booted, memory_order_acquire))
+            break;
+        sp_chip_event_wait(chip, snap, 0);
+    }
+    tmr_rt r = {.c = c, .chip = chip};
+    sp_sched s;
+    sp_sched_init(&s, chip, ti, tn);
+    for (;;) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        bool progress = sp_sched_pass(&s, &tmr_hooks, &r);
+        uint64_t id;
+        while (tmr_queue_pop(&c->queues[SP_Q_DUMMY], &id)) {
+            complete_task(&r, (int64_t)id);
+            progress = true;
+        }
+        if (!sp_sched_busy(&s) && atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
+            atomic_load_explicit(&c->completed, memory_order_acquire) ==
+                atomic_load_explicit(&c->submitted, memory_order_acquire))
+            break;
+        if (!progress)
+            sp_chip_event_wait(chip, snap, 0);
+    }
+    return SP_OK;
+}
+
+int tmr_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
+{
+    tmr_ctl *c = dev_ctx;
+    if (c->magic != TMR_MAGIC)
+        return SP_EINVAL;
+    if (sp_chip_cluster_count(chip) > SP_SCHED_MAX_CLUSTERS)
+        return SP_EGEOMETRY;
+    if (ti == c->sched_threads)
+        return tmr_orchestrate(c, chip);
+    return schedule(c, chip, ti, tn - 1);
+}
