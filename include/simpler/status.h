@@ -50,7 +50,9 @@
     X(SP_ESTALL, -35, "no progress before the backstop deadline; look for a hung kernel")          \
     X(SP_ECONTROL_WAIT, -36, "a control-tensor access waited for a producer that never finished")  \
     X(SP_ETENSOR_RETIRED, -37,                                                                     \
-      "tensor's creator was retired and its buffer reused; use it sooner or hold it in a scope")
+      "tensor's creator was retired and its buffer reused; use it sooner or hold it in a scope")   \
+    X(SP_EWINDOW_DEADLOCK, -38,                                                                    \
+      "the task window cannot hold the tasks whose outputs are still needed; raise task_window")
 
 typedef enum sp_status {
 #define SP_STATUS_ENUM(name, value, hint) name = value,

@@ -13,6 +13,7 @@
 #include "runtime/shared/sched_pass.h"
 #include "runtime/shared/task_check.h"
 #include "runtime/shared/tensormap.h"
+#include "runtime/tensormap_ringbuffer/heap_ring.h"
 #include "simpler/orchestration.h"
 
 #define TMR_MAGIC 0x52465542474e4952ull /* "RINGBUFR" */
@@ -79,9 +80,7 @@ typedef struct tmr_orch {
     sp_dep_list deps;
     sp_task_check check;
     sp_device_range ranges[SP_MAX_RUN_TENSORS];
-    uint64_t heap_head;  /* next free offset of the heap ring */
-    uint64_t heap_tail;  /* start of the oldest live outputs */
-    uint64_t ring_bytes; /* heap ring size: the heap less static allocations */
+    sp_heap_ring heap;   /* outputs; size is the heap less static allocations */
     uint64_t static_top; /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;

@@ -56,32 +56,20 @@ static bool retire_one(tmr_orch *o)
      * its writes (and its kernels') before the slot is reused. */
     if (atomic_load_explicit(&t->refs, memory_order_acquire) != 0)
         return false;
-    o->heap_tail = t->heap_end;
+    sp_heap_ring_release(&o->heap, t->heap_end, r + 1 == s);
     atomic_store_explicit(&t->state, TMR_SLOT_FREE, memory_order_relaxed);
     atomic_store_explicit(&c->retired, r + 1, memory_order_release);
     sp_tensormap_retire_below(&o->map, r + 1);
-    if (r + 1 == s)
-        o->heap_head = o->heap_tail = 0; /* nothing live: rebase the ring */
     return true;
 }
 
 typedef enum { WAIT_SLOT, WAIT_HEAP, WAIT_MAP, WAIT_STATIC } wait_kind;
 
-/* Offset for `need` bytes in the heap ring, or UINT64_MAX if it has no room now. */
-static uint64_t heap_fit(tmr_orch *o, uint64_t need)
+static bool ring_empty(tmr_orch *o)
 {
-    tmr_ctl *c = o->ctl;
-    if (atomic_load_explicit(&c->retired, memory_order_relaxed) ==
-        atomic_load_explicit(&c->submitted, memory_order_relaxed))
-        return need <= o->ring_bytes ? 0 : UINT64_MAX;
-    uint64_t head = o->heap_head, tail = o->heap_tail;
-    if (head >= tail) {
-        if (o->ring_bytes - head >= need)
-            return head;
-        /* Wrap to the start; strictly below the tail so full never looks empty. */
-        return need < tail ? 0 : UINT64_MAX;
-    }
-    return tail - head > need ? head : UINT64_MAX;
+    /* Relaxed: only this thread writes both counters. */
+    return atomic_load_explicit(&o->ctl->retired, memory_order_relaxed) ==
+           atomic_load_explicit(&o->ctl->submitted, memory_order_relaxed);
 }
 
 static bool room_for(tmr_orch *o, wait_kind kind, uint64_t need)
@@ -93,7 +81,7 @@ static bool room_for(tmr_orch *o, wait_kind kind, uint64_t need)
     case WAIT_SLOT:
         return s - r < (int64_t)c->window;
     case WAIT_HEAP:
-        return heap_fit(o, need) != UINT64_MAX;
+        return sp_heap_ring_fit(&o->heap, need, r == s) != SP_HEAP_RING_NONE;
     case WAIT_MAP:
         if ((uint32_t)(o->map.capacity - o->map.used) >= need)
             return true;
@@ -101,7 +89,7 @@ static bool room_for(tmr_orch *o, wait_kind kind, uint64_t need)
         return (uint32_t)(o->map.capacity - o->map.used) >= need;
     case WAIT_STATIC:
         /* The ring must not reach into [need, heap end): empty or below it. */
-        return r == s || (o->heap_head >= o->heap_tail && o->heap_head <= need);
+        return sp_heap_ring_below(&o->heap, need, r == s);
     }
     return false;
 }
@@ -138,16 +126,21 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
                 return SP_OK;
             /* Nothing runs and nothing can retire: only open scopes hold tasks. */
             int64_t r = atomic_load_explicit(&c->retired, memory_order_relaxed);
-            if (kind == WAIT_SLOT || kind == WAIT_MAP)
+            if ((kind == WAIT_SLOT || kind == WAIT_MAP) && o->scope_depth)
                 return orch_fail(o, SP_ESCOPE_DEADLOCK,
                                  "task %lld: the %u-slot window is full of %lld completed tasks "
                                  "held by %u open scope(s)",
                                  (long long)s, c->window, (long long)(s - r), o->scope_depth);
+            if (kind == WAIT_SLOT || kind == WAIT_MAP)
+                return orch_fail(o, SP_EWINDOW_DEADLOCK,
+                                 "task %lld: the %u-slot window is full of %lld completed tasks "
+                                 "whose outputs are still needed",
+                                 (long long)s, c->window, (long long)(s - r));
             return orch_fail(o, SP_EHEAP_DEADLOCK,
                              "task %lld: %llu heap bytes needed; the %llu-byte ring is held by "
-                             "%lld completed tasks of %u open scope(s)",
+                             "%lld completed tasks (%u open scope(s), and the task's own inputs)",
                              (long long)s, (unsigned long long)need,
-                             (unsigned long long)o->ring_bytes, (long long)(s - r), o->scope_depth);
+                             (unsigned long long)o->heap.size, (long long)(s - r), o->scope_depth);
         }
         if (sp_chip_event_wait(o->chip, snap, deadline) == SP_ETIMEOUT) {
             atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
@@ -190,6 +183,12 @@ static void hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
     }
 }
 
+static void unpin(tmr_ctl *c, const int64_t *pins, int n)
+{
+    for (int k = 0; k < n; k++)
+        atomic_fetch_sub_explicit(&tmr_slot(c, pins[k])->refs, 1, memory_order_release);
+}
+
 static bool holds_contains(const tmr_task *t, int64_t p)
 {
     for (uint16_t i = 0; i < t->hold_count; i++)
@@ -215,28 +214,46 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         if (task->dirs[i] == SP_OUT)
             need += ALIGN64((uint64_t)sp_tensor_numel(task->tensors[i]) *
                             sp_tensor_elem_size(task->tensors[i]));
-    if (need > o->ring_bytes)
-        return orch_fail(
-            o, SP_EHEAP_TOO_SMALL, "task %lld: outputs need %llu bytes, the heap ring has %llu",
-            (long long)id, (unsigned long long)need, (unsigned long long)o->ring_bytes);
-    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
-        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count)))
-        return rc;
-    /* Read the watermark after the waits: they may have retired tasks. */
+    if (need > o->heap.size)
+        return orch_fail(o, SP_EHEAP_TOO_SMALL,
+                         "task %lld: outputs need %llu bytes, the heap ring has %llu",
+                         (long long)id, (unsigned long long)need, (unsigned long long)o->heap.size);
+    /* Pin the creators of runtime-owned inputs while this task waits for
+     * room, so making room never reclaims what the task is about to read. */
+    int64_t pins[SP_MAX_TASK_TENSORS];
+    int npins = 0;
     int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
     for (int i = 0; i < task->tensor_count; i++) {
         const sp_tensor *x = task->tensors[i];
-        if (task->dirs[i] != SP_OUT && (x->flags & SP_TENSOR_RUNTIME_OWNED) &&
-            x->owner_task != SP_NO_TASK && x->owner_task < retired)
+        if (task->dirs[i] == SP_OUT || !(x->flags & SP_TENSOR_RUNTIME_OWNED) ||
+            x->owner_task == SP_NO_TASK)
+            continue;
+        if (x->owner_task < retired) {
+            unpin(c, pins, npins);
             return orch_fail(o, SP_ETENSOR_RETIRED,
                              "task %lld: argument %d was made by task %lld, retired (watermark "
                              "%lld) and its buffer reused",
                              (long long)id, i, (long long)x->owner_task, (long long)retired);
+        }
+        bool seen = false;
+        for (int k = 0; k < npins && !seen; k++)
+            seen = pins[k] == x->owner_task;
+        if (!seen) {
+            pins[npins++] = x->owner_task;
+            /* Relaxed: only this thread retires, and it is this thread. */
+            atomic_fetch_add_explicit(&tmr_slot(c, x->owner_task)->refs, 1, memory_order_relaxed);
+        }
     }
+    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
+        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count))) {
+        unpin(c, pins, npins);
+        return rc;
+    }
+    retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
 
     tmr_task *t = tmr_slot(c, id);
-    uint64_t at = heap_fit(o, need);
-    o->heap_head = at + need;
+    uint64_t at = sp_heap_ring_fit(&o->heap, need, ring_empty(o));
+    uint64_t heap_end = sp_heap_ring_take(&o->heap, at, need);
     bool manual = o->scope_depth && o->scopes[o->scope_depth - 1].mode == SP_SCOPE_MANUAL;
     t->id = id;
     t->shape = task->shape;
@@ -244,7 +261,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     memcpy(t->kernel, kernel, sizeof t->kernel);
     t->scope_depth = (uint8_t)o->scope_depth;
     t->hold_count = 0;
-    t->heap_end = o->heap_head;
+    t->heap_end = heap_end;
     t->submit_ns = sp_now_ns();
     atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
     atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
@@ -279,7 +296,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         rc = SP_EGRAPH_LIMIT;
     if (rc) {
         /* Nothing is linked yet: the slot stays unpublished and is reused. */
-        o->heap_head = at;
+        o->heap.head = at;
+        unpin(c, pins, npins);
         return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
                          deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
     }
@@ -296,6 +314,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
             t->hold_count < TMR_MAX_HOLDS)
             hold_producer(c, t, p, false);
     }
+    unpin(c, pins, npins); /* the holds above keep what is still needed */
     c->edges += deps->count;
     /* Release: schedulers that see the new count see the whole slot. */
     atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
@@ -321,7 +340,7 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     if ((rc = wait_for_room(o, WAIT_STATIC, top)) != SP_OK)
         return rc;
     o->static_top = top;
-    o->ring_bytes = top;
+    o->heap.size = top;
     int64_t shape[SP_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     sp_tensor_init(x, o->ctl->heap_base + top, x->dtype, x->ndim, shape);
@@ -509,7 +528,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->orch.ops = &tmr_orch_ops;
     o->ctl = c;
     o->chip = chip;
-    o->ring_bytes = c->heap_bytes;
+    o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
         o->ranges[i] = (sp_device_range){.dev = c->args.tensors[i].addr,
