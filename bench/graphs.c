@@ -3,7 +3,8 @@
  * completion), for 10^5-task graphs and for paged_attention `large`, each
  * run through the worker on libsimpler_hbg_sim.so exactly as a user would.
  *
- *   bench_graphs [--quick] [--n N] [--rounds R] [--only independent|chain|pa]
+ *   bench_graphs [--quick] [--n N] [--rounds R] [--budget-s S]
+ *                [--only independent|chain|pa]
  *
  *   independent: N empty AIV tasks, task i OUT_EXISTING on row i (64 bytes)
  *                of one [N, 16] f32 tensor: no edges.
@@ -12,6 +13,8 @@
  *                golden once, after the timed rounds).
  *
  * Figures come from the run's sp_run_stats; min and median over the rounds.
+ * A graph workload starts no new round after --budget-s seconds (default 10),
+ * so a pathologically slow build costs one round, not five.
  * The module and callables are found beside this executable (/proc/self/exe):
  * <bindir>/../lib, <bindir>/../bench/hbg_graphs.spc, <bindir>/../examples. */
 #include <limits.h>
@@ -116,7 +119,8 @@ static int run_once(sp_worker *w, uint32_t id, const sp_args *args, round_figure
     return rc;
 }
 
-static int bench_graph(sp_worker *w, int mode, uint64_t n, int rounds, sp_args *args)
+static int bench_graph(sp_worker *w, int mode, uint64_t n, int rounds, uint64_t budget_ns,
+                       sp_args *args)
 {
     /* independent: one row per task, written only (no copy in); chain: one row, INOUT. */
     const int64_t shape[2] = {mode == MODE_CHAIN ? 1 : (int64_t)n, 16};
@@ -132,9 +136,14 @@ static int bench_graph(sp_worker *w, int mode, uint64_t n, int rounds, sp_args *
     args->scalars[1] = (uint64_t)mode;
 
     round_figures r[MAX_ROUNDS] = {0};
-    int rc = SP_OK;
-    for (int i = 0; rc == SP_OK && i < rounds; i++)
-        rc = run_once(w, CALLABLE_GRAPHS, args, &r[i]);
+    int rc = SP_OK, done = 0;
+    const uint64_t t0 = now_ns();
+    while (rc == SP_OK && done < rounds) {
+        rc = run_once(w, CALLABLE_GRAPHS, args, &r[done++]);
+        if (now_ns() - t0 > budget_ns)
+            break; /* a slow build gets fewer rounds, not a slower bench */
+    }
+    rounds = done;
     uint64_t want_edges = mode == MODE_CHAIN ? n - 1 : 0;
     if (rc == SP_OK && (r[0].st.tasks != n || r[0].st.edges != want_edges)) {
         fprintf(stderr, "bench_graphs: expected %llu tasks and %llu edges, got %llu and %llu\n",
@@ -188,8 +197,10 @@ static int bench_paged_attention(sp_worker *w, int rounds)
 static int usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--n N] [--rounds 1..%d] [--only independent|chain|pa]\n"
-            "  defaults: N=100000, 5 rounds (pa: 10); --quick: N=1000, 3 rounds\n",
+            "usage: %s [--quick] [--n N] [--rounds 1..%d] [--budget-s S]\n"
+            "          [--only independent|chain|pa]\n"
+            "  defaults: N=100000, 5 rounds (pa: 10); --quick: N=1000, 3 rounds;\n"
+            "  a graph workload starts no new round once S seconds (10) have passed\n",
             argv0, MAX_ROUNDS);
     return 2;
 }
@@ -199,6 +210,7 @@ int main(int argc, char **argv)
     uint64_t n = 100000;
     int rounds = 0; /* 0: the default per workload */
     int quick = 0;
+    double budget_s = 10;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -214,6 +226,10 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
             if (rounds < 1 || rounds > MAX_ROUNDS)
                 return usage(argv[0]);
+        } else if (strcmp(argv[i], "--budget-s") == 0 && i + 1 < argc) {
+            budget_s = atof(argv[++i]);
+            if (!(budget_s > 0 && budget_s < 1e6))
+                return usage(argv[0]);
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
             if (strcmp(only, "independent") && strcmp(only, "chain") && strcmp(only, "pa"))
@@ -224,6 +240,7 @@ int main(int argc, char **argv)
     }
     const int graph_rounds = rounds ? rounds : quick ? 3 : 5;
     const int pa_rounds = rounds ? rounds : quick ? 3 : 10;
+    const uint64_t budget_ns = (uint64_t)(budget_s * 1e9);
 
     char module[PATH_MAX], graphs[PATH_MAX], pa[PATH_MAX];
     if (beside_exe(module, sizeof module, "../lib/libsimpler_hbg_sim.so") ||
@@ -255,9 +272,9 @@ int main(int argc, char **argv)
     if (!args)
         rc = SP_ENOMEM;
     if (rc == SP_OK && (!only || strcmp(only, "independent") == 0))
-        rc = bench_graph(w, MODE_INDEPENDENT, n, graph_rounds, args);
+        rc = bench_graph(w, MODE_INDEPENDENT, n, graph_rounds, budget_ns, args);
     if (rc == SP_OK && (!only || strcmp(only, "chain") == 0))
-        rc = bench_graph(w, MODE_CHAIN, n, graph_rounds, args);
+        rc = bench_graph(w, MODE_CHAIN, n, graph_rounds, budget_ns, args);
     if (rc == SP_OK && (!only || strcmp(only, "pa") == 0))
         rc = bench_paged_attention(w, pa_rounds);
     free(args);
