@@ -1,7 +1,7 @@
 /* Graph-size benchmark for host_build_graph: what one task costs the host
  * (graph build, image upload, image bytes) and the chip (launch to
  * completion), for 10^5-task graphs and for paged_attention `large`, each
- * run through the worker on libsimpler_hbg_sim.so exactly as a user would.
+ * run through the worker on libsimpler_<hbg|tmr>_sim.so exactly as a user would.
  *
  *   bench_graphs [--quick] [--n N] [--rounds R] [--budget-s S]
  *                [--only independent|chain|pa]
@@ -198,7 +198,7 @@ static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s [--quick] [--n N] [--rounds 1..%d] [--budget-s S]\n"
-            "          [--only independent|chain|pa]\n"
+            "          [--only independent|chain|pa] [--runtime hbg|tmr]\n"
             "  defaults: N=100000, 5 rounds (pa: 10); --quick: N=1000, 3 rounds;\n"
             "  a graph workload starts no new round once S seconds (10) have passed\n",
             argv0, MAX_ROUNDS);
@@ -212,6 +212,7 @@ int main(int argc, char **argv)
     int quick = 0;
     double budget_s = 10;
     const char *only = NULL;
+    const char *runtime = "hbg";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
@@ -230,6 +231,10 @@ int main(int argc, char **argv)
             budget_s = atof(argv[++i]);
             if (!(budget_s > 0 && budget_s < 1e6))
                 return usage(argv[0]);
+        } else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc) {
+            runtime = argv[++i];
+            if (strcmp(runtime, "hbg") && strcmp(runtime, "tmr"))
+                return usage(argv[0]);
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
             if (strcmp(only, "independent") && strcmp(only, "chain") && strcmp(only, "pa"))
@@ -242,8 +247,9 @@ int main(int argc, char **argv)
     const int pa_rounds = rounds ? rounds : quick ? 3 : 10;
     const uint64_t budget_ns = (uint64_t)(budget_s * 1e9);
 
-    char module[PATH_MAX], graphs[PATH_MAX], pa[PATH_MAX];
-    if (beside_exe(module, sizeof module, "../lib/libsimpler_hbg_sim.so") ||
+    char module[PATH_MAX], graphs[PATH_MAX], pa[PATH_MAX], rel[64];
+    snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", runtime);
+    if (beside_exe(module, sizeof module, rel) ||
         beside_exe(graphs, sizeof graphs, "../bench/hbg_graphs.spc") ||
         beside_exe(pa, sizeof pa, "../examples/paged_attention.spc")) {
         fprintf(stderr, "bench_graphs: path too long\n");
@@ -264,9 +270,13 @@ int main(int argc, char **argv)
         return 1;
     }
     const sp_geometry g = sp_geometry_default();
-    printf("bench_graphs: host_build_graph on sim, default geometry %u cluster(s) "
+    printf("bench_graphs: %s on sim, default geometry %u cluster(s) "
            "(%u AIC + %u AIV cores), %u scheduler thread(s); N=%llu\n",
+           strcmp(runtime, "hbg") == 0 ? "host_build_graph" : "tensormap_and_ringbuffer",
            g.clusters, g.clusters, 2 * g.clusters, g.sched_threads, (unsigned long long)n);
+    if (strcmp(runtime, "tmr") == 0)
+        printf("  (tmr: host build = staging + ring state; the orchestration runs on the "
+               "chip, inside device time)\n");
 
     sp_args *args = malloc(sizeof *args);
     if (!args)

@@ -30,16 +30,16 @@ static uint32_t round_pow2(uint32_t n)
     return p;
 }
 
-/* Two buckets per entry keeps chains short without measuring the load. */
+/* Buffers are few next to accesses: one bucket per four entries. */
 static uint32_t bucket_count(uint32_t entries)
 {
-    return round_pow2(entries < 8 ? 16 : entries * 2);
+    return round_pow2(entries < 64 ? 16 : entries / 4);
 }
 
 size_t sp_tensormap_bytes(uint32_t entries)
 {
     return (size_t)bucket_count(entries) * sizeof(int32_t) +
-           (size_t)entries * sizeof(sp_tmap_entry) + 64;
+           (size_t)entries * (sizeof(sp_tmap_entry) + sizeof(sp_tmap_base) + sizeof(int32_t)) + 64;
 }
 
 int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entries)
@@ -50,15 +50,23 @@ int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entri
     uintptr_t p = ((uintptr_t)mem + 7) & ~(uintptr_t)7;
     memset(map, 0, sizeof *map);
     map->entries = (sp_tmap_entry *)p;
-    map->buckets = (int32_t *)(p + (size_t)entries * sizeof(sp_tmap_entry));
+    p += (size_t)entries * sizeof(sp_tmap_entry);
+    map->bases = (sp_tmap_base *)p;
+    p += (size_t)entries * sizeof(sp_tmap_base);
+    map->scratch = (int32_t *)p;
+    p += (size_t)entries * sizeof(int32_t);
+    map->buckets = (int32_t *)p;
     map->bucket_mask = nb - 1;
     map->capacity = entries;
     for (uint32_t i = 0; i < nb; i++)
         map->buckets[i] = -1;
-    /* Free list in index order, so the first entries used are the first laid out. */
-    for (uint32_t i = 0; i < entries; i++)
-        map->entries[i].next = i + 1 < entries ? (int32_t)(i + 1) : -1;
+    for (uint32_t i = 0; i < entries; i++) {
+        map->entries[i].left = i + 1 < entries ? (int32_t)(i + 1) : -1;
+        map->entries[i].base_rec = -1;
+        map->bases[i].next = i + 1 < entries ? (int32_t)(i + 1) : -1;
+    }
     map->free_head = 0;
+    map->base_free = 0;
     return SP_OK;
 }
 
@@ -69,30 +77,180 @@ static uint32_t hash_base(const sp_tensormap *map, uint64_t base)
     return (uint32_t)(h >> 32) & map->bucket_mask;
 }
 
-static int32_t entry_take(sp_tensormap *map)
+static int32_t base_find(const sp_tensormap *map, uint64_t base)
 {
-    int32_t i = map->free_head;
-    if (i < 0)
-        return -1;
-    map->free_head = map->entries[i].next;
-    map->used++;
-    if (map->used > map->high_water)
-        map->high_water = map->used;
-    return i;
+    for (int32_t b = map->buckets[hash_base(map, base)]; b >= 0; b = map->bases[b].next)
+        if (map->bases[b].base == base)
+            return b;
+    return -1;
 }
 
-static void entry_release(sp_tensormap *map, int32_t i)
+static int32_t base_add(sp_tensormap *map, uint64_t base)
 {
-    map->entries[i].next = map->free_head;
+    int32_t b = map->base_free;
+    if (b < 0)
+        return -1;
+    map->base_free = map->bases[b].next;
+    uint32_t h = hash_base(map, base);
+    map->bases[b] = (sp_tmap_base){.base = base, .root = -1, .next = map->buckets[h]};
+    map->buckets[h] = b;
+    return b;
+}
+
+static void base_drop(sp_tensormap *map, int32_t b)
+{
+    int32_t *link = &map->buckets[hash_base(map, map->bases[b].base)];
+    while (*link != b)
+        link = &map->bases[*link].next;
+    *link = map->bases[b].next;
+    map->bases[b].next = map->base_free;
+    map->base_free = b;
+}
+
+/* ---- the interval treap --------------------------------------------------- */
+
+#define E(i) (map->entries[i])
+
+static void fix(sp_tensormap *map, int32_t i)
+{
+    uint64_t m = E(i).hi;
+    if (E(i).left >= 0 && E(E(i).left).max_hi > m)
+        m = E(E(i).left).max_hi;
+    if (E(i).right >= 0 && E(E(i).right).max_hi > m)
+        m = E(E(i).right).max_hi;
+    E(i).max_hi = m;
+}
+
+/* Order by lo, then by index: every key is distinct. */
+static bool key_less(const sp_tensormap *map, int32_t a, int32_t b)
+{
+    return E(a).lo < E(b).lo || (E(a).lo == E(b).lo && a < b);
+}
+
+static int32_t rotate_right(sp_tensormap *map, int32_t r)
+{
+    int32_t l = E(r).left;
+    E(r).left = E(l).right;
+    E(l).right = r;
+    fix(map, r);
+    fix(map, l);
+    return l;
+}
+
+static int32_t rotate_left(sp_tensormap *map, int32_t r)
+{
+    int32_t x = E(r).right;
+    E(r).right = E(x).left;
+    E(x).left = r;
+    fix(map, r);
+    fix(map, x);
+    return x;
+}
+
+static int32_t treap_insert(sp_tensormap *map, int32_t root, int32_t n)
+{
+    if (root < 0)
+        return n;
+    if (key_less(map, n, root)) {
+        E(root).left = treap_insert(map, E(root).left, n);
+        if (E(E(root).left).prio > E(root).prio)
+            return rotate_right(map, root);
+    } else {
+        E(root).right = treap_insert(map, E(root).right, n);
+        if (E(E(root).right).prio > E(root).prio)
+            return rotate_left(map, root);
+    }
+    fix(map, root);
+    return root;
+}
+
+/* Join two treaps whose keys are all ordered a < b. */
+static int32_t treap_merge(sp_tensormap *map, int32_t a, int32_t b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    if (E(a).prio > E(b).prio) {
+        E(a).right = treap_merge(map, E(a).right, b);
+        fix(map, a);
+        return a;
+    }
+    E(b).left = treap_merge(map, a, E(b).left);
+    fix(map, b);
+    return b;
+}
+
+static int32_t treap_erase(sp_tensormap *map, int32_t root, int32_t n)
+{
+    if (root == n)
+        return treap_merge(map, E(n).left, E(n).right);
+    if (key_less(map, n, root))
+        E(root).left = treap_erase(map, E(root).left, n);
+    else
+        E(root).right = treap_erase(map, E(root).right, n);
+    fix(map, root);
+    return root;
+}
+
+/* Entries of subtree i whose [lo, hi) overlaps [lo, hi), into scratch. */
+static void treap_collect(sp_tensormap *map, int32_t i, uint64_t lo, uint64_t hi, uint32_t *n)
+{
+    while (i >= 0 && E(i).max_hi > lo) {
+        treap_collect(map, E(i).left, lo, hi, n);
+        if (E(i).lo >= hi)
+            return; /* everything to the right starts at or after hi */
+        if (E(i).hi > lo)
+            map->scratch[(*n)++] = i;
+        i = E(i).right;
+    }
+}
+
+#undef E
+
+static void entry_remove(sp_tensormap *map, int32_t i)
+{
+    int32_t b = map->entries[i].base_rec;
+    map->bases[b].root = treap_erase(map, map->bases[b].root, i);
+    if (--map->bases[b].count == 0)
+        base_drop(map, b);
+    map->entries[i].base_rec = -1;
+    map->entries[i].left = map->free_head;
     map->free_head = i;
     map->used--;
 }
 
-static void entry_insert(sp_tensormap *map, int32_t i)
+/* Record an access; returns its entry, or -1 if the map is full. */
+static int32_t entry_add(sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi, int64_t task,
+                         int64_t owner, bool is_write, const sp_access_layout *layout)
 {
-    uint32_t b = hash_base(map, map->entries[i].base);
-    map->entries[i].next = map->buckets[b];
-    map->buckets[b] = i;
+    if (map->free_head < 0)
+        return -1;
+    int32_t b = base_find(map, base);
+    if (b < 0 && (b = base_add(map, base)) < 0)
+        return -1;
+    int32_t n = map->free_head;
+    sp_tmap_entry *e = &map->entries[n];
+    map->free_head = e->left;
+    /* A fixed mixing of a counter: deterministic runs, balanced trees. */
+    uint32_t prio = (map->prio_seq++ + 1) * 0x9e3779b1u;
+    prio ^= prio >> 15;
+    *e = (sp_tmap_entry){.lo = lo,
+                         .hi = hi,
+                         .max_hi = hi,
+                         .task = task,
+                         .owner = owner,
+                         .left = -1,
+                         .right = -1,
+                         .prio = prio * 0x85ebca6bu,
+                         .base_rec = b,
+                         .is_write = is_write,
+                         .layout = *layout};
+    map->bases[b].root = treap_insert(map, map->bases[b].root, n);
+    map->bases[b].count++;
+    if (++map->used > map->high_water)
+        map->high_water = map->used;
+    return n;
 }
 
 void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id)
@@ -103,18 +261,13 @@ void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id)
 
 int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from)
 {
-    for (uint32_t b = 0; b <= from->bucket_mask; b++) {
-        for (int32_t i = from->buckets[b]; i >= 0; i = from->entries[i].next) {
-            if (from->entries[i].task < from->retired_below)
-                continue;
-            int32_t j = entry_take(to);
-            if (j < 0)
-                return SP_EGRAPH_LIMIT;
-            int32_t keep_next = to->entries[j].next;
-            to->entries[j] = from->entries[i];
-            to->entries[j].next = keep_next;
-            entry_insert(to, j);
-        }
+    for (uint32_t i = 0; i < from->capacity; i++) {
+        const sp_tmap_entry *e = &from->entries[i];
+        if (e->base_rec < 0 || e->task < from->retired_below)
+            continue;
+        if (entry_add(to, from->bases[e->base_rec].base, e->lo, e->hi, e->task, e->owner,
+                      e->is_write, &e->layout) < 0)
+            return SP_EGRAPH_LIMIT;
     }
     to->retired_below = from->retired_below;
     return SP_OK;
@@ -218,28 +371,26 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
     uint64_t lo, hi;
     if (sp_tensor_byte_extent(t, &lo, &hi) != SP_OK)
         return SP_ESHAPE;
-    if (map->free_head < 0)
+    if (map->free_head < 0 || (map->base_free < 0 && base_find(map, t->addr) < 0))
         return SP_EGRAPH_LIMIT;
 
     bool writes = dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
     bool creator_implied = owner == SP_NO_TASK || owner == task;
     sp_access_layout layout;
     layout_of(t, &layout);
-    uint32_t b = hash_base(map, t->addr);
-    int32_t *link = &map->buckets[b];
-    while (*link >= 0) {
-        int32_t i = *link;
+    int32_t b = base_find(map, t->addr);
+    uint32_t found = 0;
+    if (b >= 0)
+        treap_collect(map, map->bases[b].root, lo, hi, &found);
+    for (uint32_t k = 0; k < found; k++) {
+        int32_t i = map->scratch[k];
         sp_tmap_entry *e = &map->entries[i];
         if (e->task < map->retired_below) { /* lazily forget retired tasks */
-            *link = e->next;
-            entry_release(map, i);
+            entry_remove(map, i);
             continue;
         }
-        if (e->base != t->addr || e->task == task ||
-            !sp_views_overlap(lo, hi, &layout, e->lo, e->hi, &e->layout)) {
-            link = &e->next;
+        if (e->task == task || !sp_views_overlap(lo, hi, &layout, e->lo, e->hi, &e->layout))
             continue;
-        }
         if (!manual && (e->is_write || writes)) {
             sp_edge_kind kind = e->is_write ? (writes ? SP_EDGE_WAW : SP_EDGE_RAW) : SP_EDGE_WAR;
             if ((rc = sp_dep_list_add(deps, e->task, task, kind)) != SP_OK)
@@ -251,38 +402,28 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
         }
         /* A covering write supersedes the entry: later accesses that touch
          * it touch this write too, and this task already depends on it. */
-        if (writes && write_covers(lo, hi, &layout, e)) {
-            *link = e->next;
-            entry_release(map, i);
-            continue;
-        }
-        link = &e->next;
+        if (writes && write_covers(lo, hi, &layout, e))
+            entry_remove(map, i);
     }
     if (!creator_implied && (rc = sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR)) != SP_OK)
         return rc;
-    int32_t n = entry_take(map);
-    sp_tmap_entry *e = &map->entries[n];
-    e->base = t->addr;
-    e->lo = lo;
-    e->hi = hi;
-    e->task = task;
-    e->owner = owner;
-    e->is_write = writes;
-    e->layout = layout;
-    entry_insert(map, n);
+    if (entry_add(map, t->addr, lo, hi, task, owner, writes, &layout) < 0)
+        return SP_EGRAPH_LIMIT;
     return SP_OK;
 }
 
 uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                                   bool writes_only, int64_t *out, uint32_t max)
 {
-    uint32_t n = 0;
-    uint32_t b = hash_base(map, base);
-    for (int32_t i = map->buckets[b]; i >= 0; i = map->entries[i].next) {
-        const sp_tmap_entry *e = &map->entries[i];
-        if (e->task < map->retired_below || e->base != base)
-            continue;
-        if ((writes_only && !e->is_write) || e->hi <= lo || hi <= e->lo)
+    int32_t b = base_find(map, base);
+    if (b < 0)
+        return 0;
+    uint32_t found = 0, n = 0;
+    /* The scratch array is the map's own: a lookup leaves the entries alone. */
+    treap_collect((sp_tensormap *)map, map->bases[b].root, lo, hi, &found);
+    for (uint32_t k = 0; k < found; k++) {
+        const sp_tmap_entry *e = &map->entries[map->scratch[k]];
+        if (e->task < map->retired_below || (writes_only && !e->is_write))
             continue;
         if (n < max)
             out[n] = e->task;
@@ -300,18 +441,10 @@ bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, u
 uint32_t sp_tensormap_sweep(sp_tensormap *map)
 {
     uint32_t freed = 0;
-    for (uint32_t b = 0; b <= map->bucket_mask; b++) {
-        int32_t *link = &map->buckets[b];
-        while (*link >= 0) {
-            int32_t i = *link;
-            if (map->entries[i].task < map->retired_below) {
-                *link = map->entries[i].next;
-                entry_release(map, i);
-                freed++;
-            } else {
-                link = &map->entries[i].next;
-            }
+    for (uint32_t i = 0; i < map->capacity; i++)
+        if (map->entries[i].base_rec >= 0 && map->entries[i].task < map->retired_below) {
+            entry_remove(map, (int32_t)i);
+            freed++;
         }
-    }
     return freed;
 }

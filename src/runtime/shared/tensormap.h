@@ -10,8 +10,11 @@
  *   WAW      a write after an overlapping write
  *   WAR      a write after overlapping reads since the last write
  * Overlap is exact for views of one dense layout (tiles of one matrix) and
- * byte-range conservative otherwise. The map lives in one caller-provided
- * block of memory, so it can sit in host memory or in device memory. */
+ * byte-range conservative otherwise. Entries are found by a hash on the
+ * buffer base, then an interval treap per buffer (O(log n + overlaps) per
+ * access, however many views of one buffer are live). The map lives in one
+ * caller-provided block of memory, so it can sit in host memory or in
+ * device memory. */
 #ifndef SP_RUNTIME_TENSORMAP_H
 #define SP_RUNTIME_TENSORMAP_H
 
@@ -51,25 +54,42 @@ typedef struct sp_access_layout {
     uint8_t elem_size;
 } sp_access_layout;
 
+/* One recorded access: a node of its buffer's interval treap (ordered by
+ * lo, heap-ordered by prio, each node knowing the largest hi below it). */
 typedef struct sp_tmap_entry {
-    uint64_t base;   /* buffer device address */
-    uint64_t lo, hi; /* bytes [lo, hi) relative to base */
+    uint64_t lo, hi; /* bytes [lo, hi) relative to the buffer */
+    uint64_t max_hi; /* largest hi in this subtree */
     int64_t task;
     int64_t owner; /* creator this access depended on, SP_NO_TASK if none */
-    int32_t next;  /* next entry in the bucket chain, -1 ends */
+    int32_t left, right;
+    uint32_t prio;
+    int32_t base_rec; /* its buffer's record; -1 while the entry is free */
     uint8_t is_write;
-    uint8_t pad[3];
+    uint8_t pad[7];
     sp_access_layout layout;
 } sp_tmap_entry;
 
+/* One buffer with live entries: the root of its treap. */
+typedef struct sp_tmap_base {
+    uint64_t base;
+    int32_t root;
+    int32_t next; /* next record in the hash chain (or the free list) */
+    uint32_t count;
+    uint32_t pad;
+} sp_tmap_base;
+
 typedef struct sp_tensormap {
-    int32_t *buckets; /* chain heads, -1 empty */
+    int32_t *buckets; /* base-record chain heads, -1 empty */
     uint32_t bucket_mask;
+    sp_tmap_base *bases;
+    int32_t base_free;
     sp_tmap_entry *entries;
+    int32_t *scratch; /* overlapping entries of one lookup */
     uint32_t capacity;
     uint32_t used;     /* live entries */
-    int32_t free_head; /* free list through `next` */
+    int32_t free_head; /* free entries, chained through `left` */
     uint32_t high_water;
+    uint32_t prio_seq;
     int64_t retired_below; /* entries of tasks below this id are dead */
 } sp_tensormap;
 
