@@ -3,7 +3,9 @@
 # Idempotent: a machine that has them all runs no apt command at all.
 set -euo pipefail
 
-packages=(cmake make gcc libcriterion-dev python3)
+# OpenBLAS + LAPACKE: the peer suite's smoke test (bench/run --quick) checks
+# simpler's real tiled Cholesky with them.
+packages=(cmake make gcc libcriterion-dev python3 liblapacke-dev libopenblas-dev)
 [ "${SIMPLER_DEPS_EXTRA:-}" ] && read -r -a extra <<<"$SIMPLER_DEPS_EXTRA" && packages+=("${extra[@]}")
 
 missing=()

@@ -13,9 +13,10 @@
 
 #include "simpler/export.h"
 #include "simpler/host_api.h"
+#include "simpler/trace.h"
 #include "simpler/types.h"
 
-#define SP_PIPELINE_ABI_VERSION 1u
+#define SP_PIPELINE_ABI_VERSION 3u
 #define SP_PIPELINE_MAX_RESOURCES 8u
 
 typedef enum sp_resource_kind {
@@ -72,6 +73,16 @@ typedef struct sp_run_stats {
     uint64_t reserved[2];
 } sp_run_stats;
 
+/* What one pipeline slot and one arena bank hold now (simpler_probe_storage):
+ * device addresses, 0 where nothing is allocated. Lets a test check that
+ * runs reuse per-slot and per-bank storage instead of reallocating it. */
+typedef struct sp_storage_probe {
+    uint64_t retained; /* the slot's retained temp buffer */
+    uint64_t retained_bytes;
+    uint64_t heap, shm, image; /* the bank's arena parts */
+    uint64_t heap_bytes, shm_bytes, image_bytes;
+} sp_storage_probe;
+
 #define SP_RUN_STORAGE_MAGIC 0x4e55525250534d53ull /* "SMSPRRUN" */
 
 /* Poll results besides errors. */
@@ -107,6 +118,11 @@ typedef int (*simpler_finalize_run_fn)(void *ctx, void *run);
 typedef int (*simpler_run_fn)(void *ctx, void *run, uint32_t callable_id, const sp_args *args,
                               const sp_call_config *config, const sp_run_descriptor *desc);
 typedef int (*simpler_run_stats_fn)(void *ctx, void *run, sp_run_stats *out);
+typedef int (*simpler_probe_storage_fn)(void *ctx, uint32_t pipeline_slot, uint32_t arena_bank,
+                                        sp_storage_probe *out);
+/* A completed (not yet finalized) run's trace records and edges, copied
+ * into io's arrays (simpler/trace.h); io->level 0 when it was not traced. */
+typedef int (*simpler_run_trace_fn)(void *ctx, void *run, sp_run_trace *io);
 
 /* The list of mandatory symbols: X(name). */
 #define SP_MODULE_SYMBOLS(X)                                                                       \
@@ -130,6 +146,8 @@ typedef int (*simpler_run_stats_fn)(void *ctx, void *run, sp_run_stats *out);
     X(simpler_wait_run)                                                                            \
     X(simpler_finalize_run)                                                                        \
     X(simpler_run)                                                                                 \
-    X(simpler_run_stats)
+    X(simpler_run_stats)                                                                           \
+    X(simpler_probe_storage)                                                                       \
+    X(simpler_run_trace)
 
 #endif

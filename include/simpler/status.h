@@ -52,7 +52,15 @@
     X(SP_ETENSOR_RETIRED, -37,                                                                     \
       "tensor's creator was retired and its buffer reused; use it sooner or hold it in a scope")   \
     X(SP_EWINDOW_DEADLOCK, -38,                                                                    \
-      "the task window cannot hold the tasks whose outputs are still needed; raise task_window")
+      "the task window cannot hold the tasks whose outputs are still needed; raise task_window")   \
+    X(SP_ESTALE, -39,                                                                              \
+      "run handle is stale or was already waited for; use the one submit returned")                \
+    X(SP_EDUPLICATE, -40, "run id or dispatch id already in flight; give each run its own ids")    \
+    X(SP_EUNUSABLE, -41,                                                                           \
+      "device unusable after a half-started launch; destroy and re-create the context")            \
+    X(SP_ELAUNCH, -42, "launch failed before the device side started; the run is still prepared")  \
+    X(SP_ELAUNCH_PARTIAL, -43,                                                                     \
+      "launch failed after part of the device side started; the device is now unusable")
 
 typedef enum sp_status {
 #define SP_STATUS_ENUM(name, value, hint) name = value,

@@ -91,7 +91,8 @@ typedef struct sp_call_config {
     uint64_t heap_bytes;    /* tmr: heap ring bytes */
     uint64_t timeout_us;    /* per-task scheduler timeout */
     uint64_t flags;
-    uint64_t reserved[3];
+    uint64_t trace_records; /* tmr: trace buffer records (0: default 2^18); full drops */
+    uint64_t reserved[2];
 } sp_call_config;
 
 _Static_assert(sizeof(sp_call_config) == 64, "sp_call_config is a 64-byte POD");

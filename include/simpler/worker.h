@@ -21,13 +21,12 @@ typedef struct sp_worker_options {
 /* Load the module at `module_path`, validate it and attach the device.
  * Returns 0, or SP_EMODULE / SP_EMODULE_SYMBOL / SP_EABI / SP_ECONTRACT /
  * a device status, with the reason in `err`. */
-SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt,
-                             sp_worker **out, char *err, size_t err_len);
+SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt, sp_worker **out,
+                             char *err, size_t err_len);
 /* Detach the device and unload the module. NULL is ignored. */
 SP_EXPORT void sp_worker_close(sp_worker *w);
 /* Register a callable blob under `id`; 0 or a status (message in last error). */
-SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void *blob,
-                                          size_t size);
+SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void *blob, size_t size);
 /* Read a callable blob file (.spc) and register it under `id`. */
 SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const char *path);
 /* Unregister callable `id`; 0 or a status. */
@@ -37,6 +36,42 @@ SP_EXPORT int sp_worker_unregister_callable(sp_worker *w, uint32_t id);
  * Returns 0 or the run's failure status. */
 SP_EXPORT int sp_worker_run(sp_worker *w, uint32_t id, const sp_args *args,
                             const sp_call_config *config, sp_run_stats *stats);
+
+/* ---- the async lane --------------------------------------------------------
+ * submit prepares a run at once (in the caller's thread) and queues it; the
+ * worker's lane thread launches queued runs one at a time in submit order,
+ * so the next run is prepared while the current one executes. At most
+ * sp_worker_lane_depth() runs may be submitted and not yet waited for. The
+ * caller's args must stay valid, and are written with the outputs, until
+ * the run is waited for. */
+
+/* Names one submitted run; generation-counted, so a stale or replayed
+ * handle is refused (SP_ESTALE) instead of naming another run. */
+typedef struct sp_run_handle {
+    uint64_t run_id;
+    uint64_t epoch; /* process-unique */
+    uint64_t generation;
+    uint32_t slot;
+    uint32_t reserved;
+} sp_run_handle;
+
+/* Prepare and queue a run. 0 and a handle; SP_EBUSY if every slot holds an
+ * unwaited run; or the prepare's failure status (message in last error). */
+SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t id, const sp_args *args,
+                               const sp_call_config *config, sp_run_handle *out);
+/* SP_RUN_COMPLETE (0) with the run's status folded in, SP_RUN_NOT_READY, the
+ * run's failure status, or SP_ESTALE. Does not release the run. */
+SP_EXPORT int sp_worker_poll(sp_worker *w, const sp_run_handle *h);
+/* Wait for the run, fill `stats` (may be NULL), release its slot. Returns
+ * the run's status, or SP_ESTALE for a handle already waited for. */
+SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats);
+/* Runs that may be in flight at once: 2 with a module that prepares
+ * concurrently, 1 otherwise. */
+SP_EXPORT uint32_t sp_worker_lane_depth(const sp_worker *w);
+/* The trace of the last run waited for (sp_worker_run / sp_worker_wait),
+ * when its config had a trace_level; NULL otherwise. Valid until the next
+ * wait or sp_worker_close. simpler/trace.h describes the records. */
+SP_EXPORT const sp_run_trace *sp_worker_last_trace(const sp_worker *w);
 /* Text of the last failure on this worker ("" if none). */
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w);
 /* The module's pipeline contract (valid while the worker is open). */

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/npy.h"
+#include "cli/trace_model.h"
 #include "example.h"
 #include "simpler/status.h"
 #include "simpler/worker.h"
@@ -29,6 +30,10 @@ typedef struct run_opts {
     long heap;
     const char *overrides[MAX_OVERRIDES + 1];
     int override_count;
+    const char *trace_json, *swimlane, *deps; /* output files, NULL: none */
+    bool stats;
+    bool trace_cost; /* rounds alternate tracing off / on: the recording's cost */
+    long trace_level, trace_records;
 } run_opts;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -37,7 +42,9 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nusage: simpler run EXAMPLE [--runtime hbg|tmr] [--case NAME] "
                     "[--rounds N] [--clusters N] [--sched N] [--window N] [--heap BYTES] "
-                    "[--param KEY=VALUE]... [--save DIR]\n");
+                    "[--param KEY=VALUE]... [--save DIR] [--trace OUT.json] [--swimlane OUT.svg] "
+                    "[--deps OUT.dot] [--stats] [--trace-level 1..3] [--trace-records N] "
+                    "[--trace-cost]\n");
     return 2;
 }
 
@@ -64,6 +71,10 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (o->example)
                 return usage_error("unexpected argument '%s'", a);
             o->example = a;
+            continue;
+        }
+        if (strcmp(a, "--stats") == 0 || strcmp(a, "--trace-cost") == 0) { /* no value */
+            *(a[2] == 's' ? &o->stats : &o->trace_cost) = true;
             continue;
         }
         if (!v)
@@ -96,6 +107,18 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->overrides[o->override_count++] = v;
         } else if (strcmp(a, "--save") == 0) {
             o->save_dir = v;
+        } else if (strcmp(a, "--trace") == 0) {
+            o->trace_json = v;
+        } else if (strcmp(a, "--swimlane") == 0) {
+            o->swimlane = v;
+        } else if (strcmp(a, "--deps") == 0) {
+            o->deps = v;
+        } else if (strcmp(a, "--trace-level") == 0) {
+            if (parse_long(v, 1, 3, &o->trace_level))
+                return usage_error("--trace-level must be 1, 2 or 3, not '%s'", v);
+        } else if (strcmp(a, "--trace-records") == 0) {
+            if (parse_long(v, 1, 1L << 30, &o->trace_records))
+                return usage_error("--trace-records must be an integer in 1..2^30, not '%s'", v);
         } else {
             return usage_error("unknown option '%s'", a);
         }
@@ -144,6 +167,46 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static bool wants_trace(const run_opts *o)
+{
+    return o->trace_json || o->swimlane || o->deps || o->stats;
+}
+
+/* Write the trace files the options ask for; 0, or -1 with `why` set. */
+static int write_trace_files(const run_opts *o, const trace_model *m, char *why, size_t len)
+{
+    const struct {
+        const char *path;
+        int (*write)(const trace_model *, const char *);
+    } outs[] = {{o->trace_json, trace_write_json},
+                {o->swimlane, trace_write_svg},
+                {o->deps, trace_write_dot}};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (outs[i].path && outs[i].write(m, outs[i].path)) {
+            snprintf(why, len, "cannot write '%s': %s", outs[i].path, strerror(errno));
+            return -1;
+        }
+    return 0;
+}
+
+/* --rounds on a terminal: a one-line bar, redrawn in place (stderr is left
+ * alone; nothing is drawn when stdout is a file or a pipe). */
+static void progress(long done, long total)
+{
+    int width = 40, filled = (int)(width * done / total);
+    printf("\r[%.*s%*s] %ld/%ld", filled, "########################################",
+           width - filled, "", done, total);
+    if (done == total)
+        printf("\r%*s\r", width + 32, "");
+    fflush(stdout);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 int cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -180,6 +243,19 @@ int cli_run(int argc, char **argv)
     sp_call_config cfg = {0};
     cfg.task_window = (uint32_t)o.window;
     cfg.heap_bytes = (uint64_t)o.heap;
+    if (wants_trace(&o)) {
+        cfg.trace_level = o.trace_level ? (uint32_t)o.trace_level : SP_TRACE_TASKS;
+        cfg.trace_records = (uint64_t)o.trace_records;
+    }
+    bool bar = o.rounds > 1 && isatty(STDOUT_FILENO);
+    /* --trace-cost: each round is a pair of runs, untraced and traced, in
+     * alternating order so neither always runs first. */
+    long runs = o.trace_cost ? 2 * o.rounds : o.rounds;
+    sp_call_config cfg_on = cfg;
+    cfg_on.trace_level = o.trace_level ? (uint32_t)o.trace_level : SP_TRACE_TASKS;
+    cfg_on.trace_records = (uint64_t)o.trace_records;
+    uint64_t *cost_ns[2] = {calloc((size_t)o.rounds, sizeof(uint64_t)),
+                            calloc((size_t)o.rounds, sizeof(uint64_t))};
     sp_worker *w = NULL;
     char werr[640] = "";
     int status = sp_worker_open(module, &wo, &w, werr, sizeof werr);
@@ -191,7 +267,8 @@ int cli_run(int argc, char **argv)
     double max_err = 0;
     char why[EX_ERR_LEN] = "";
     int fail = status != SP_OK;
-    for (long r = 0; !fail && r < o.rounds; r++) {
+    for (long r = 0; !fail && r < runs; r++) {
+        bool traced = o.trace_cost && (r % 2) == ((r / 2) % 2 == 0);
         if (r > 0) { /* fresh inputs: INOUT arguments were changed by the last round */
             ex_instance_free(&inst);
             if (ex_instance_init(&inst, ex, case_name, o.overrides, err, sizeof err) ||
@@ -201,13 +278,18 @@ int cli_run(int argc, char **argv)
                 break;
             }
         }
-        status = sp_worker_run(w, 0, &inst.args, &cfg, &st);
+        status = sp_worker_run(w, 0, &inst.args, traced ? &cfg_on : &cfg, &st);
         if (status) {
             snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
             fail = 1;
             break;
         }
-        device_ns[r] = st.device_ns;
+        if (o.trace_cost)
+            cost_ns[traced][r / 2] = st.device_ns;
+        else
+            device_ns[r] = st.device_ns;
+        if (bar)
+            progress(r + 1, runs);
         if (ex->check(&inst, &max_err, why, sizeof why))
             fail = 1;
         else if (inst.expect_tasks >= 0 && (int64_t)st.tasks != inst.expect_tasks)
@@ -219,6 +301,17 @@ int cli_run(int argc, char **argv)
     }
     if (o.save_dir && status == SP_OK && save_tensors(&inst, o.save_dir))
         fail = 1;
+    trace_model tm = {0};
+    bool have_trace = false;
+    if (status == SP_OK && !fail && wants_trace(&o)) {
+        const sp_run_trace *tr = sp_worker_last_trace(w);
+        if (!tr || trace_model_build(&tm, tr, &st, o.runtime, callable))
+            fail = snprintf(why, sizeof why, "the run's trace could not be read") > 0;
+        else if (write_trace_files(&o, &tm, why, sizeof why))
+            fail = 1;
+        else
+            have_trace = true;
+    }
     if (status != SP_OK)
         printf("FAIL %s runtime=%s case=%s status=%s: %s\n", ex->name, o.runtime, case_name,
                sp_status_name(status), werr);
@@ -232,14 +325,39 @@ int cli_run(int argc, char **argv)
                ex->name, o.runtime, case_name, (unsigned long long)st.tasks,
                (unsigned long long)st.edges, (st.build_ns + st.upload_ns) / 1e3, st.device_ns / 1e3,
                max_err);
-        if (o.rounds > 1) {
+        if (o.trace_cost) {
+            /* Per pair, traced minus untraced; the median pair, per task. */
+            int64_t *diff = calloc((size_t)o.rounds, sizeof *diff);
+            for (long i = 0; diff && i < o.rounds; i++)
+                diff[i] = (int64_t)(cost_ns[1][i] - cost_ns[0][i]);
+            qsort(cost_ns[0], (size_t)o.rounds, sizeof(uint64_t), cmp_u64);
+            qsort(cost_ns[1], (size_t)o.rounds, sizeof(uint64_t), cmp_u64);
+            if (diff)
+                qsort(diff, (size_t)o.rounds, sizeof *diff, cmp_i64);
+            double tasks = st.tasks ? (double)st.tasks : 1.0;
+            const sp_run_trace *tr = sp_worker_last_trace(w);
+            double recs = tr && tr->record_count ? (double)tr->record_count : 1.0;
+            double d = diff ? (double)diff[o.rounds / 2] : 0.0;
+            printf("trace_cost rounds=%ld tasks=%llu records=%.0f level=%u device_us median "
+                   "off=%.1f on=%.1f per_task_ns=%.1f per_record_ns=%.1f (median of per-pair "
+                   "differences)\n",
+                   o.rounds, (unsigned long long)st.tasks, recs, cfg_on.trace_level,
+                   cost_ns[0][o.rounds / 2] / 1e3, cost_ns[1][o.rounds / 2] / 1e3, d / tasks,
+                   d / recs);
+            free(diff);
+        } else if (o.rounds > 1) {
             qsort(device_ns, (size_t)o.rounds, sizeof *device_ns, cmp_u64);
             printf("rounds=%ld device_us min=%.1f median=%.1f max=%.1f\n", o.rounds,
                    device_ns[0] / 1e3, device_ns[o.rounds / 2] / 1e3,
                    device_ns[o.rounds - 1] / 1e3);
         }
+        if (have_trace && o.stats)
+            trace_print_stats(&tm, stdout);
     }
+    trace_model_free(&tm);
     free(device_ns);
+    free(cost_ns[0]);
+    free(cost_ns[1]);
     sp_worker_close(w);
     ex_instance_free(&inst);
     return fail ? 1 : 0;

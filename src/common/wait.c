@@ -1,8 +1,8 @@
 /* Spin-yield-park waiting on a futex word. The parked counter and the value
  * form a Dekker pair: the waiter announces itself (seq_cst) before its last
- * look at the value, the writer stores the value (seq_cst fence) before it
- * looks at the counter, so at least one of them sees the other and no wake
- * is lost. */
+ * look at the value, the writer stores the value (seq_cst) before it looks
+ * at the counter, so at least one of them sees the other and no wake is
+ * lost. */
 #include "common/wait.h"
 
 #include <errno.h>
@@ -42,24 +42,25 @@ static void futex_wait_until(_Atomic uint32_t *addr, uint32_t old, uint64_t dead
             FUTEX_BITSET_MATCH_ANY);
 }
 
-void sp_waitword_wake(sp_waitword *w)
+/* The writer's half of the Dekker pair: a seq_cst write of the value, then
+ * a seq_cst look at the parked count (seq_cst operations rather than a
+ * fence, so ThreadSanitizer can follow the pairing). */
+static void wake_if_parked(sp_waitword *w)
 {
-    atomic_thread_fence(memory_order_seq_cst);
-    /* Relaxed is enough after the fence: it orders our store before this load. */
-    if (atomic_load_explicit(&w->parked, memory_order_relaxed))
+    if (atomic_load_explicit(&w->parked, memory_order_seq_cst))
         futex_wake_all(&w->value);
 }
 
 void sp_waitword_store(sp_waitword *w, uint32_t v)
 {
-    atomic_store_explicit(&w->value, v, memory_order_release);
-    sp_waitword_wake(w);
+    atomic_store_explicit(&w->value, v, memory_order_seq_cst);
+    wake_if_parked(w);
 }
 
 uint32_t sp_waitword_add(sp_waitword *w, uint32_t d)
 {
-    uint32_t old = atomic_fetch_add_explicit(&w->value, d, memory_order_release);
-    sp_waitword_wake(w);
+    uint32_t old = atomic_fetch_add_explicit(&w->value, d, memory_order_seq_cst);
+    wake_if_parked(w);
     return old;
 }
 

@@ -41,12 +41,10 @@ static inline uint32_t sp_waitword_load(sp_waitword *w)
     return atomic_load_explicit(&w->value, memory_order_acquire);
 }
 
-/* Store `v` with release order and wake every parked waiter. */
+/* Store `v` (seq_cst, so also release) and wake every parked waiter. */
 void sp_waitword_store(sp_waitword *w, uint32_t v);
-/* Add `d` with release order, wake every parked waiter; returns the old value. */
+/* Add `d` (seq_cst), wake every parked waiter; returns the old value. */
 uint32_t sp_waitword_add(sp_waitword *w, uint32_t d);
-/* Wake parked waiters without changing the value (after a plain store). */
-void sp_waitword_wake(sp_waitword *w);
 
 /* Wait until the value differs from `old`; returns the new value (acquire).
  * `deadline_ns` is an sp_now_ns() time, 0 for none. On timeout returns `old`

@@ -254,9 +254,23 @@ static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *wh
         snprintf(why, len, "slot %u or bank %u is held by a prepared run", d->pipeline_slot,
                  d->arena_bank);
         rc = SP_EBUSY;
-    } else {
+    }
+    /* Ids are identity: two runs in flight may not share one (0 = unset). */
+    for (uint32_t s = 0; rc == SP_OK && s < SP_PIPELINE_MAX_DEPTH; s++) {
+        const sp_run_descriptor *h = &c->held[s];
+        if (!c->slot_held[s])
+            continue;
+        if ((d->run_id && h->run_id == d->run_id) ||
+            (d->dispatch_id && h->dispatch_id == d->dispatch_id)) {
+            snprintf(why, len, "run id %llu / dispatch id %llu already in flight in slot %u",
+                     (unsigned long long)d->run_id, (unsigned long long)d->dispatch_id, s);
+            rc = SP_EDUPLICATE;
+        }
+    }
+    if (rc == SP_OK) {
         c->slot_held[d->pipeline_slot] = true;
         c->bank_held[d->arena_bank] = true;
+        c->held[d->pipeline_slot] = *d;
         c->prepared_runs++;
     }
     pthread_mutex_unlock(&c->lock);
@@ -268,6 +282,7 @@ static void release_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d)
     pthread_mutex_lock(&c->lock);
     c->slot_held[d->pipeline_slot] = false;
     c->bank_held[d->arena_bank] = false;
+    memset(&c->held[d->pipeline_slot], 0, sizeof c->held[0]);
     c->prepared_runs--;
     pthread_mutex_unlock(&c->lock);
 }
@@ -286,6 +301,13 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         return ctx_fail(c, SP_EINVAL, "prepare_run: run storage is not 64-byte aligned");
     if (r->magic != 0 || r->state != RUN_EMPTY)
         return ctx_fail(c, SP_ESTATE, "prepare_run: run storage is in use or not zeroed");
+    if (c->unusable) {
+        char id[160];
+        run_identity(desc, id, sizeof id);
+        return ctx_fail(c, SP_EUNUSABLE,
+                        "%s: prepare_run: device %d is unusable since a launch half-started", id,
+                        c->device_id);
+    }
     if (callable_id >= SP_MODULE_MAX_CALLABLES || !c->callables[callable_id]) {
         char id[160];
         run_identity(desc, id, sizeof id);
@@ -348,6 +370,17 @@ EXPORT int simpler_launch_run(void *ctx, void *run)
         return run_fail(c, r, SP_ESTATE, "launch_run: already launched");
     char why[SP_MODULE_ERR_LEN] = "";
     rc = sp_runtime_launch(r->rt, why, sizeof why);
+    if (rc == SP_ELAUNCH_PARTIAL) {
+        /* Part of the device side runs: neither this run nor the device can
+         * be trusted. The run is over; the device refuses runs until the
+         * context is destroyed and created again. */
+        pthread_mutex_lock(&c->lock);
+        c->unusable = true;
+        pthread_mutex_unlock(&c->lock);
+        r->state = RUN_DONE;
+        r->result = rc;
+        return run_fail(c, r, rc, why);
+    }
     if (rc)
         return run_fail(c, r, rc, why); /* still prepared: may be finalized */
     r->state = RUN_LAUNCHED;
@@ -438,6 +471,29 @@ EXPORT int simpler_run_stats(void *ctx, void *run, sp_run_stats *out)
     return SP_OK;
 }
 
+EXPORT int simpler_probe_storage(void *ctx, uint32_t pipeline_slot, uint32_t arena_bank,
+                                 sp_storage_probe *out)
+{
+    sp_module_ctx *c = ctx;
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (!out)
+        return ctx_fail(c, SP_EINVAL, "probe_storage: NULL output");
+    sp_arena a;
+    rc = sp_device_probe_storage(c->dev, pipeline_slot, arena_bank, &out->retained,
+                                 &out->retained_bytes, &a);
+    if (rc)
+        return ctx_fail(c, rc, "probe_storage: slot %u / bank %u", pipeline_slot, arena_bank);
+    out->heap = a.heap;
+    out->shm = a.shm;
+    out->image = a.image;
+    out->heap_bytes = a.size.heap_bytes;
+    out->shm_bytes = a.size.shm_bytes;
+    out->image_bytes = a.size.image_bytes;
+    return SP_OK;
+}
+
 EXPORT int simpler_run(void *ctx, void *run, uint32_t callable_id, const sp_args *args,
                        const sp_call_config *config, const sp_run_descriptor *desc)
 {
@@ -454,4 +510,19 @@ EXPORT int simpler_run(void *ctx, void *run, uint32_t callable_id, const sp_args
         return rc;
     }
     return rc;
+}
+
+EXPORT int simpler_run_trace(void *ctx, void *run, sp_run_trace *io)
+{
+    sp_module_ctx *c = ctx;
+    sp_module_run *r = run;
+    int rc = check_run(c, r, "run_trace");
+    if (rc)
+        return rc;
+    if (!io)
+        return ctx_fail(c, SP_EINVAL, "run_trace: NULL output");
+    if (r->state != RUN_DONE)
+        return run_fail(c, r, SP_ESTATE, "run_trace: run has not completed");
+    rc = sp_runtime_trace(r->rt, io);
+    return rc ? run_fail(c, r, rc, "run_trace: reading the trace buffer back") : SP_OK;
 }

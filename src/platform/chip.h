@@ -35,7 +35,12 @@ typedef struct sp_chip_payload {
     uint32_t block_idx;
     uint32_t block_num;
     uint32_t sub_block; /* lane within a MIX task: 0 AIC, 1 AIV0, 2 AIV1 */
+    uint32_t flags;     /* SP_PAYLOAD_* */
 } sp_chip_payload;
+
+/* The core stamps when it starts and ends this payload (sp_chip_core_times);
+ * set only when tracing, since reading the clock costs the core time. */
+#define SP_PAYLOAD_TIMED 0x1u
 
 /* Where a core stands with its last dispatch. */
 typedef enum sp_core_state {
@@ -57,6 +62,9 @@ void sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *paylo
 /* Non-blocking: true when `core` has finished its last dispatch (acquire:
  * the kernel's stores are visible to the caller). */
 bool sp_chip_core_idle(sp_chip *chip, uint32_t core);
+/* After sp_chip_core_idle returned true for a SP_PAYLOAD_TIMED dispatch:
+ * when the core started and ended its kernel (sp_ticks() values). */
+void sp_chip_core_times(sp_chip *chip, uint32_t core, uint64_t *start_ns, uint64_t *end_ns);
 /* Non-blocking, for diagnostics: the core's handshake state. */
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
 

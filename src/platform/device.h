@@ -67,6 +67,12 @@ int sp_device_retained_temp(sp_device *dev, uint32_t slot, uint64_t bytes, uint6
 int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request *req,
                            sp_arena *out);
 
+/* What slot `slot`'s retained buffer and bank `bank`'s arena hold now (0
+ * addresses where nothing is allocated): for tests and probes of reuse.
+ * Returns 0 or SP_ESLOT. */
+int sp_device_probe_storage(sp_device *dev, uint32_t slot, uint32_t bank, uint64_t *retained,
+                            uint64_t *retained_bytes, sp_arena *arena);
+
 /* The backend's immutable host API table; runner_ctx is the sp_device. */
 const sp_host_api_functions *sp_device_host_api_functions(void);
 /* A per-run value binding that table to `dev`, `slot` and `bank`.
@@ -83,7 +89,9 @@ void sp_kernel_binary_unload(sp_kernel_binary *kb);
 /* Device-side launch: run `fn` on `threads` AICPU threads over `dev_ctx`
  * (a pointer into device memory or a device-side structure). One launch at a
  * time per device; SP_EBUSY otherwise. The function's return values are
- * combined: the first non-zero one is the launch's result. */
+ * combined: the first non-zero one is the launch's result. SP_ELAUNCH: it
+ * failed with nothing started; SP_ELAUNCH_PARTIAL: part of it started (the
+ * started part finishes; poll/wait report it). */
 typedef int (*sp_device_main)(sp_chip *chip, void *dev_ctx, uint32_t thread_index,
                               uint32_t thread_count);
 int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads);

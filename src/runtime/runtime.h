@@ -48,5 +48,8 @@ int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_le
 /* Copy results back if `completed_ok`, release everything, free `r`. */
 int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len);
 void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out);
+/* A completed run's trace (simpler/trace.h): header, records and edges
+ * into io's arrays; io->level 0 when the run was not traced. 0 or a status. */
+int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io);
 
 #endif

@@ -1,6 +1,7 @@
-/* The worker: one loaded module, one device context, synchronous runs.
- * Module logging is bound to this process's logger so module lines look
- * like ours and follow SIMPLER_LOG. */
+/* The worker: one loaded module, one device context, and the lane that runs
+ * what is submitted (lane.c). A synchronous run is a submit followed by a
+ * wait. Module logging is bound to this process's logger so module lines
+ * look like ours and follow SIMPLER_LOG. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,17 +9,7 @@
 
 #include "common/log.h"
 #include "simpler/status.h"
-#include "simpler/worker.h"
-#include "worker/module_loader.h"
-
-struct sp_worker {
-    sp_module_api m;
-    void *ctx;
-    void *run_storage; /* one synchronous run at a time */
-    size_t run_size;
-    uint64_t next_run_id;
-    char last_error[640];
-};
+#include "worker/worker_internal.h"
 
 static int worker_fail(sp_worker *w, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -32,12 +23,29 @@ static int worker_fail(sp_worker *w, int status, const char *fmt, ...)
     return status;
 }
 
-/* Module log lines arrive fully formatted: pass them to our sink/stderr. */
+/* Module log lines arrive fully formatted (and already filtered). */
 static void module_log(int level, const char *line, void *user)
 {
-    (void)user;
-    if (level >= sp_log_level())
-        fprintf(stderr, "%s\n", line);
+    (void)level, (void)user;
+    fprintf(stderr, "%s\n", line);
+}
+
+/* The lane's depth and each slot's arena bank, from the module's contract:
+ * arena resources that are exec-handles come one per slot, so slot s uses
+ * bank s and runs can be prepared concurrently; anything else is depth 1. */
+static void lane_shape(sp_worker *w, const sp_pipeline_contract *c)
+{
+    bool per_slot = true;
+    for (uint32_t i = 0; i < c->resource_count; i++) {
+        uint32_t k = c->resources[i].kind;
+        bool arena = k == SP_RESOURCE_HEAP || k == SP_RESOURCE_SHARED_MEMORY ||
+                     k == SP_RESOURCE_RUNTIME_IMAGE;
+        if (arena && c->resources[i].resource_class != SP_CLASS_EXEC_HANDLE)
+            per_slot = false;
+    }
+    w->depth = per_slot && c->pipeline_depth >= 2 ? 2 : 1;
+    for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
+        w->bank_of[s] = per_slot ? s : 0;
 }
 
 SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt, sp_worker **out,
@@ -51,36 +59,45 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     sp_worker *w = calloc(1, sizeof *w);
     if (!w)
         return SP_ENOMEM;
+    pthread_mutex_init(&w->submit_lock, NULL);
     int rc = sp_module_open(module_path, &w->m, err, err_len);
     if (rc) {
+        pthread_mutex_destroy(&w->submit_lock);
         free(w);
         return rc;
     }
     w->m.simpler_bind_logging(sp_log_level(), module_log, NULL);
+    lane_shape(w, w->m.simpler_get_pipeline_contract());
     size_t align = 64;
     if ((rc = w->m.simpler_run_storage_size(&w->run_size, &align)) != SP_OK ||
         (rc = w->m.simpler_create_device_context(&w->ctx)) != SP_OK) {
         snprintf(err, err_len, "module setup failed: %s", sp_status_name(rc));
-        sp_module_close(&w->m);
-        free(w);
+        w->ctx = NULL;
+        sp_worker_close(w);
         return rc;
     }
     if (align < 64)
         align = 64;
-    w->run_storage = aligned_alloc(align, (w->run_size + align - 1) / align * align);
-    if (!w->run_storage) {
-        w->m.simpler_destroy_device_context(w->ctx);
-        sp_module_close(&w->m);
-        free(w);
-        return SP_ENOMEM;
+    size_t bytes = (w->run_size + align - 1) / align * align;
+    for (uint32_t s = 0; s < w->depth; s++) {
+        w->lease[s].run = aligned_alloc(align, bytes);
+        if (!w->lease[s].run) {
+            sp_worker_close(w);
+            return SP_ENOMEM;
+        }
+        memset(w->lease[s].run, 0, bytes);
     }
-    memset(w->run_storage, 0, w->run_size);
     sp_worker_options o = {0};
     if (opt)
         o = *opt;
     rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm);
     if (rc) {
         snprintf(err, err_len, "%s", w->m.simpler_last_error(w->ctx));
+        sp_worker_close(w);
+        return rc;
+    }
+    if ((rc = sp_lane_start(w)) != SP_OK) {
+        snprintf(err, err_len, "cannot start the worker's lane thread");
         sp_worker_close(w);
         return rc;
     }
@@ -92,10 +109,14 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
 {
     if (!w)
         return;
+    sp_lane_stop(w); /* runs still queued execute first */
+    sp_worker_trace_free(w);
     if (w->ctx)
         w->m.simpler_destroy_device_context(w->ctx);
-    free(w->run_storage);
+    for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
+        free(w->lease[s].run);
     sp_module_close(&w->m);
+    pthread_mutex_destroy(&w->submit_lock);
     free(w);
 }
 
@@ -141,19 +162,11 @@ SP_EXPORT int sp_worker_run(sp_worker *w, uint32_t id, const sp_args *args,
 {
     if (!w)
         return SP_EINVAL;
-    sp_run_descriptor d = {.run_id = ++w->next_run_id};
-    void *run = w->run_storage;
-    int rc = w->m.simpler_run(w->ctx, run, id, args, config, &d);
-    if (rc) {
-        worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
-        if (((uint64_t *)run)[0] == SP_RUN_STORAGE_MAGIC)
-            w->m.simpler_finalize_run(w->ctx, run);
+    sp_run_handle h;
+    int rc = sp_worker_submit(w, id, args, config, &h);
+    if (rc)
         return rc;
-    }
-    if (stats)
-        w->m.simpler_run_stats(w->ctx, run, stats);
-    rc = w->m.simpler_finalize_run(w->ctx, run);
-    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
+    return sp_worker_wait(w, &h, stats);
 }
 
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w)

@@ -7,6 +7,7 @@
  * waiter is parked. */
 #include <assert.h>
 
+#include "common/ticks.h"
 #include "platform/sim/sim_chip.h"
 #include "simpler/status.h"
 
@@ -26,12 +27,17 @@ void *sim_core_main(void *arg)
          * after it sees our FIN, which we store after these reads. */
         const sp_chip_payload p = core->payload;
         atomic_store_explicit(&core->status, SIM_STATUS_ACK | seq, memory_order_release);
+        uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp_ticks() : 0;
         if (p.fn) {
             ctx.block_idx = p.block_idx;
             ctx.block_num = p.block_num;
             ctx.sub_block = p.sub_block;
             ctx.task_id = p.task_id;
             p.fn(p.args, &ctx);
+        }
+        if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
+            core->start_ns = t0;
+            core->end_ns = sp_ticks();
         }
         atomic_store_explicit(&core->status, SIM_STATUS_FIN | seq, memory_order_release);
         sp_waitword_add(&chip->event, 1);
@@ -82,6 +88,13 @@ bool sp_chip_core_idle(sp_chip *chip, uint32_t core_id)
     sim_core *core = &chip->cores[core_id];
     uint32_t status = atomic_load_explicit(&core->status, memory_order_acquire);
     return status == (SIM_STATUS_FIN | doorbell_seq(core));
+}
+
+void sp_chip_core_times(sp_chip *chip, uint32_t core_id, uint64_t *start_ns, uint64_t *end_ns)
+{
+    const sim_core *core = &chip->cores[core_id];
+    *start_ns = core->start_ns;
+    *end_ns = core->end_ns;
 }
 
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core_id)

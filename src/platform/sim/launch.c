@@ -4,9 +4,18 @@
  * go words; the last one to return waits for the cores to go idle, closes
  * the device view of memory and publishes the launch as done, which is what
  * the host polls or waits on. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "common/log.h"
 #include "platform/sim/sim_chip.h"
 #include "simpler/status.h"
+
+static int launch_noop(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)chip, (void)dev_ctx, (void)index, (void)count;
+    return SP_OK;
+}
 
 static void launch_finish(struct sim_chip *chip, uint32_t seq)
 {
@@ -54,6 +63,15 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
                  dev->id, threads, chip->aicpu_count);
         return SP_EINVAL;
     }
+    /* Fault injection, for the tests of launch acceptance and of a device
+     * left unusable: SIMPLER_SIM_FAULT_LAUNCH=before fails before anything
+     * starts, =halfway after part of the AICPU threads have started. */
+    const char *fault = getenv("SIMPLER_SIM_FAULT_LAUNCH");
+    if (fault && strcmp(fault, "before") == 0) {
+        SP_ERROR("device %d: injected launch fault before start", dev->id);
+        return SP_ELAUNCH;
+    }
+    bool halfway = fault && strcmp(fault, "halfway") == 0;
     uint32_t idle = 0;
     /* Acquire pairs with launch_finish's release: the previous launch's
      * threads are done with the fields written below. */
@@ -61,6 +79,11 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
                                                  memory_order_relaxed))
         return SP_EBUSY;
 
+    if (halfway) {
+        /* Start half of the threads on nothing, then report the failure. */
+        fn = launch_noop;
+        threads = threads > 1 ? threads / 2 : 1;
+    }
     chip->fn = fn;
     chip->dev_ctx = dev_ctx;
     chip->threads = threads;
@@ -76,6 +99,10 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
     sim_memory_set_device_access(dev->mem, true);
     for (uint32_t i = 0; i < threads; i++)
         sp_waitword_store(&chip->aicpu[i].go, chip->seq);
+    if (halfway) {
+        SP_ERROR("device %d: injected launch fault after %u thread(s) started", dev->id, threads);
+        return SP_ELAUNCH_PARTIAL;
+    }
     return SP_OK;
 }
 

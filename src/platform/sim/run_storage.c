@@ -144,3 +144,19 @@ void sim_run_storage_release_all(struct sim_memory *mem)
         mem->banks[s] = (sp_arena){0};
     }
 }
+
+int sp_device_probe_storage(sp_device *dev, uint32_t slot, uint32_t bank, uint64_t *retained,
+                            uint64_t *retained_bytes, sp_arena *arena)
+{
+    if (!dev || !dev->mem || !retained || !retained_bytes || !arena)
+        return SP_EINVAL;
+    if (slot >= SP_PIPELINE_MAX_DEPTH || bank >= SP_PIPELINE_MAX_DEPTH)
+        return SP_ESLOT;
+    struct sim_memory *mem = dev->mem;
+    pthread_mutex_lock(&mem->lock);
+    *retained = mem->retained[slot].dev;
+    *retained_bytes = mem->retained[slot].bytes;
+    *arena = mem->banks[bank];
+    pthread_mutex_unlock(&mem->lock);
+    return SP_OK;
+}

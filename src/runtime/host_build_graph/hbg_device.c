@@ -19,6 +19,7 @@ typedef struct hbg_rt {
     const uint32_t *fanout;
     const uint64_t *args;
     const sp_kernel_fn *ktab;
+    const int32_t *func_ids; /* per kernel index (tracing) */
     uint32_t thread_count;
 } hbg_rt;
 
@@ -115,11 +116,36 @@ static void hook_block_done(void *rt, uint64_t task)
         complete_task(r, (uint32_t)task);
 }
 
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *rec)
+{
+    hbg_rt *r = rt;
+    const hbg_task *t = &r->tasks[task];
+    int32_t k = t->kernel[lane];
+    rec->func_id = k >= 0 && r->func_ids ? r->func_ids[k] : -1;
+    rec->shape = t->shape;
+}
+
 static const sp_sched_hooks hbg_hooks = {
     .pop = hook_pop,
     .payload = hook_payload,
     .block_done = hook_block_done,
+    .describe = hook_describe,
 };
+
+/* Tracing: a dummy task completes on this thread, with no core. */
+static void trace_dummy(sp_trace_writer *w, uint32_t task)
+{
+    sp_trace_record *rec = sp_trace_next(w);
+    if (!rec)
+        return;
+    uint64_t now = sp_ticks();
+    rec->kind = SP_TRACE_DUMMY;
+    rec->task = task;
+    rec->dispatch_ns = rec->start_ns = rec->end_ns = now;
+    rec->core = SP_TRACE_NO_CORE;
+    rec->func_id = -1;
+    rec->shape = SP_SHAPE_DUMMY;
+}
 
 int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
 {
@@ -139,19 +165,35 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     };
     sp_sched s;
     sp_sched_init(&s, chip, ti, tn);
+    sp_trace_writer tw;
+    sp_trace_writer_init(&tw, (sp_trace_buf *)(uintptr_t)img->trace, ti);
+    if (tw.buf) {
+        s.trace = &tw;
+        r.func_ids = (const int32_t *)(uintptr_t)tw.buf->func_ids;
+    }
+    bool phases = tw.level >= SP_TRACE_SCHED;
     for (;;) {
         uint32_t snap = sp_chip_event_snapshot(chip);
+        uint64_t t0 = phases ? sp_ticks() : 0;
         bool progress = sp_sched_pass(&s, &hbg_hooks, &r);
         uint32_t v;
         while ((v = queue_pop(&r, SP_Q_DUMMY)) != 0) {
+            if (s.trace)
+                trace_dummy(&tw, v - 1);
             complete_task(&r, v - 1);
             progress = true;
         }
+        if (phases && progress)
+            sp_trace_phase(&tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
         if (!sp_sched_busy(&s) &&
             atomic_load_explicit(&img->completed, memory_order_acquire) >= img->task_count)
             break;
-        if (!progress)
+        if (!progress) {
+            uint64_t w0 = phases ? sp_ticks() : 0;
             sp_chip_event_wait(chip, snap, 0);
+            if (phases)
+                sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
+        }
     }
     return atomic_load_explicit(&img->error, memory_order_acquire);
 }

@@ -61,6 +61,7 @@ typedef struct hbg_image {
     uint32_t kernel_count;
     uint32_t ready_count;                    /* tasks ready at launch (already in the queues) */
     uint64_t timeout_ns;                     /* per-task scheduler timeout, 0 = none */
+    uint64_t trace;                          /* device address of an sp_trace_buf, 0 = off */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
     _Alignas(64) hbg_queue queues[HBG_QUEUES];

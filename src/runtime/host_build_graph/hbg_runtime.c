@@ -10,6 +10,7 @@
 #include "runtime/host_build_graph/hbg_build.h"
 #include "runtime/host_build_graph/hbg_device.h"
 #include "runtime/host_build_graph/hbg_image_write.h"
+#include "runtime/host_build_graph/hbg_trace.h"
 #include "runtime/runtime.h"
 #include "runtime/shared/device_run.h"
 #include "runtime/shared/staging.h"
@@ -28,25 +29,8 @@ struct sp_rt_run {
     uint64_t edge_count;
     uint64_t image_bytes;
     uint64_t build_ns, upload_ns;
+    sp_trace_dev trace; /* level 0: not traced; phase times are kept regardless */
 };
-
-static const sp_pipeline_contract hbg_contract = {
-    .abi_version = SP_PIPELINE_ABI_VERSION,
-    .resource_count = 4,
-    .pipeline_depth = 1,
-    .resources =
-        {
-            {.kind = SP_RESOURCE_HEAP, .resource_class = SP_CLASS_EXEC_HANDLE},
-            {.kind = SP_RESOURCE_SHARED_MEMORY, .resource_class = SP_CLASS_EXEC_HANDLE},
-            {.kind = SP_RESOURCE_RUNTIME_IMAGE, .resource_class = SP_CLASS_EXEC_HANDLE},
-            {.kind = SP_RESOURCE_TASK_ARGS, .resource_class = SP_CLASS_HOST_PER_RUN},
-        },
-};
-
-const sp_pipeline_contract *sp_runtime_contract(void)
-{
-    return &hbg_contract;
-}
 
 const char *sp_runtime_name(void)
 {
@@ -75,8 +59,11 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
         return rc;
     }
+    uint64_t(*ph)[2] = r->trace.phase_ns;
     sp_host_phase_begin(p->api, "orchestrate");
+    ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
     lc->orch_entry(&g->orch, &r->staging.device_args);
+    ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();
     sp_host_phase_end(p->api, "orchestrate");
     if ((rc = hbg_graph_finish(g)) != SP_OK) {
         snprintf(p->err, p->err_len, "%s", g->message);
@@ -105,9 +92,13 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         snprintf(p->err, p->err_len, "writing the image: %s", sp_status_name(rc));
         return rc;
     }
+    if ((rc = hbg_trace_prepare(&r->trace, p, g, r->sched_threads, p->scratch->ptr)) != SP_OK)
+        return rc;
     uint64_t t0 = sp_now_ns();
+    ph[SP_TRACE_PHASE_WIRE][1] = ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
     rc = sp_host_copy_to_device(p->api, r->arena.image, p->scratch->ptr, l.total);
     r->upload_ns = sp_now_ns() - t0;
+    ph[SP_TRACE_PHASE_UPLOAD][1] = t0 + r->upload_ns;
     if (rc) {
         snprintf(p->err, p->err_len, "uploading the %llu-byte image: %s",
                  (unsigned long long)l.total, sp_status_name(rc));
@@ -152,6 +143,8 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         free(r);
         return rc;
     }
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
     hbg_graph g;
     /* Zeroed: build_and_upload can fail (arena commit) before graph init,
      * and hbg_graph_free below must then free nothing. */
@@ -162,6 +155,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     sp_staging_unmap(&r->staging, p->api);
     r->build_ns = sp_now_ns() - t0 - r->upload_ns;
     if (rc) {
+        sp_trace_dev_free(&r->trace, p->api);
         sp_staging_release(&r->staging, p->api);
         free(r);
         return rc;
@@ -200,6 +194,7 @@ int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_le
     if (completed_ok)
         rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
     sp_staging_release(&r->staging, r->api);
+    sp_trace_dev_free(&r->trace, r->api);
     free(r);
     return rc;
 }
@@ -213,4 +208,13 @@ void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
     out->upload_ns = r->upload_ns;
     out->device_ns = r->run.device_ns;
     out->image_bytes = r->image_bytes;
+}
+
+int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io)
+{
+    io->sched_threads = r->sched_threads;
+    io->clusters = sp_device_geometry(r->dev)->clusters;
+    io->launch_ns = r->run.launch_ns;
+    io->done_ns = r->run.launch_ns + r->run.device_ns;
+    return sp_trace_dev_read(&r->trace, r->api, io);
 }

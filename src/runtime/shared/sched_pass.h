@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/ticks.h"
 #include "platform/chip.h"
+#include "runtime/shared/trace.h"
 #include "simpler/orchestration.h"
 
 #define SP_SCHED_MAX_CLUSTERS 256
@@ -39,6 +41,8 @@ typedef struct sp_sched_hooks {
     bool (*payload)(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p);
     /* A block finished on every lane it used. */
     void (*block_done)(void *rt, uint64_t task);
+    /* Tracing only: fill a slice record's func_id, shape and submit_ns. */
+    void (*describe)(void *rt, uint64_t task, int lane, sp_trace_record *r);
 } sp_sched_hooks;
 
 typedef struct sp_sched {
@@ -51,6 +55,9 @@ typedef struct sp_sched {
     uint64_t running[3 * SP_SCHED_MAX_CLUSTERS];
     uint8_t lanes_left[SP_SCHED_MAX_CLUSTERS];
     bool mix_cluster[SP_SCHED_MAX_CLUSTERS];
+    /* Tracing: NULL when off. Per core, the record of what it runs. */
+    sp_trace_writer *trace;
+    sp_trace_record *slice[3 * SP_SCHED_MAX_CLUSTERS];
 } sp_sched;
 
 static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
@@ -65,6 +72,35 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->lanes_left[c] = 0;
         s->mix_cluster[c] = false;
     }
+    s->trace = NULL;
+}
+
+/* Tracing: open a slice record for what `core` is about to run and ask the
+ * core to time it. Off the common path: only called when tracing. */
+static inline void sp_sched_trace_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt,
+                                           uint32_t core, uint64_t task, uint32_t block, int lane,
+                                           sp_chip_payload *p)
+{
+    sp_trace_record *r = sp_trace_next(s->trace);
+    s->slice[core] = r;
+    if (!r)
+        return;
+    r->kind = SP_TRACE_SLICE;
+    r->task = task;
+    r->block = block;
+    r->core = (uint16_t)core;
+    r->lane = (uint8_t)lane;
+    h->describe(rt, task, lane, r);
+    p->flags |= SP_PAYLOAD_TIMED;
+    r->dispatch_ns = sp_ticks();
+}
+
+/* Tracing: `core` finished; close its slice record with the core's times. */
+static inline void sp_sched_trace_reap(sp_sched *s, uint32_t core)
+{
+    sp_trace_record *r = s->slice[core];
+    if (r)
+        sp_chip_core_times(s->chip, core, &r->start_ns, &r->end_ns);
 }
 
 /* True while any core this thread owns still runs something. */
@@ -83,6 +119,8 @@ static inline void sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void 
     sp_chip_payload p;
     if (!h->payload(rt, task, block, lane, &p))
         return;
+    if (s->trace)
+        sp_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
     s->running[core] = task + 1;
     sp_chip_dispatch(s->chip, core, &p);
 }
@@ -100,6 +138,8 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
                 continue;
             s->running[cores[l]] = 0;
             progress = true;
+            if (s->trace)
+                sp_sched_trace_reap(s, cores[l]);
             if (!s->mix_cluster[c] || --s->lanes_left[c] == 0) {
                 s->mix_cluster[c] = false;
                 h->block_done(rt, run - 1);

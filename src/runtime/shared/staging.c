@@ -1,5 +1,7 @@
-/* Run-argument staging: validate, allocate, copy in, host-map; and the way
- * back. Host-side, through sp_host_api only. */
+/* Run-argument staging: validate, place every tensor in the slot's retained
+ * temp buffer (one device buffer per pipeline slot, kept and reused across
+ * runs, so staging allocates nothing once warm), copy in, host-map; and the
+ * way back. Host-side, through the run's sp_host_api only. */
 #include "runtime/shared/staging.h"
 
 #include <stdio.h>
@@ -52,27 +54,39 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
     dev->tensor_count = args->tensor_count;
     dev->scalar_count = args->scalar_count;
     memcpy(dev->scalars, args->scalars, args->scalar_count * sizeof args->scalars[0]);
-    int rc = SP_OK;
+    uint64_t total = 0;
     for (uint32_t i = 0; i < args->tensor_count; i++) {
-        if ((rc = check_arg(args, i, err, err_len)) != SP_OK)
-            break;
+        int rc = check_arg(args, i, err, err_len);
+        if (rc)
+            return rc;
+        total += (args->tensors[i].buf_bytes + 63) & ~63ull;
+    }
+    uint64_t base = 0;
+    if (total) {
+        int rc = sp_host_retained_temp(api, total, &base);
+        if (rc) {
+            snprintf(err, err_len, "staging %u tensors (%llu bytes) in slot %u's buffer: %s",
+                     args->tensor_count, (unsigned long long)total, api->pipeline_slot,
+                     sp_status_name(rc));
+            return rc;
+        }
+    }
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < args->tensor_count; i++) {
         const sp_tensor *h = &args->tensors[i];
         sp_staged_tensor *s = &st->t[i];
         s->host = (void *)(uintptr_t)h->addr;
         s->bytes = h->buf_bytes;
         s->dir = args->dirs[i];
-        rc = sp_host_malloc(api, s->bytes, &s->dev);
-        if (rc) {
-            snprintf(err, err_len, "run argument %u: staging %llu bytes: %s", i,
-                     (unsigned long long)s->bytes, sp_status_name(rc));
-            break;
-        }
+        s->dev = base + off;
+        off += (s->bytes + 63) & ~63ull;
         st->count = i + 1;
         if (s->dir != SP_OUT) {
-            rc = sp_host_copy_to_device(api, s->dev, s->host, s->bytes);
+            int rc = sp_host_copy_to_device(api, s->dev, s->host, s->bytes);
             if (rc) {
                 snprintf(err, err_len, "run argument %u: copy in: %s", i, sp_status_name(rc));
-                break;
+                sp_staging_release(st, api);
+                return rc;
             }
         }
         if (map_for_host)
@@ -82,9 +96,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
         dev->tensors[i].addr = s->dev;
         dev->tensors[i].owner_task = SP_NO_TASK;
     }
-    if (rc)
-        sp_staging_release(st, api);
-    return rc;
+    return SP_OK;
 }
 
 void sp_staging_unmap(sp_staging *st, const sp_host_api *api)
@@ -114,9 +126,7 @@ int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size
 
 void sp_staging_release(sp_staging *st, const sp_host_api *api)
 {
+    /* The retained buffer stays with its slot for the next run. */
     sp_staging_unmap(st, api);
-    for (uint32_t i = 0; i < st->count; i++)
-        if (st->t[i].dev)
-            sp_host_free(api, st->t[i].dev);
     st->count = 0;
 }

@@ -1,5 +1,6 @@
-/* Staging a run's arguments: every tensor argument gets a device buffer of
- * its own (copied in unless it is a pure output) and, where the backend can,
+/* Staging a run's arguments: every tensor argument gets its own range of the
+ * pipeline slot's retained temp buffer (copied in unless it is a pure
+ * output) and, where the backend can,
  * a host-map so host-side code reads control values without a copy. After
  * the run, outputs are copied back and everything is released. Shared by
  * both runtimes; host-side only, through the run's sp_host_api. */
@@ -36,7 +37,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
 void sp_staging_unmap(sp_staging *st, const sp_host_api *api);
 /* Copy OUT / INOUT / OUT_EXISTING tensors back to the caller's memory. */
 int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size_t err_len);
-/* Unmap and free every staged buffer. */
+/* Drop the host-maps; the slot's retained buffer stays for the next run. */
 void sp_staging_release(sp_staging *st, const sp_host_api *api);
 
 #endif

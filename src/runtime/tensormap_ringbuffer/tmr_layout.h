@@ -13,6 +13,7 @@
 #include "runtime/shared/sched_pass.h"
 #include "runtime/shared/task_check.h"
 #include "runtime/shared/tensormap.h"
+#include "runtime/shared/trace.h"
 #include "runtime/tensormap_ringbuffer/heap_ring.h"
 #include "simpler/orchestration.h"
 
@@ -43,7 +44,7 @@ typedef struct tmr_task {
     uint8_t scope_depth; /* 0: not held by a scope */
     uint16_t hold_count; /* producers this task holds (released on completion) */
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
-    uint64_t submit_ns;
+    uint64_t submit_ns;  /* sp_ticks() at publication (traces) */
     int64_t holds[TMR_MAX_HOLDS];
     uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
     uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
@@ -85,6 +86,7 @@ typedef struct tmr_orch {
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;
     char msg[256];
+    sp_trace_writer trace; /* the orchestrator's records (level >= 3) */
 } tmr_orch;
 
 typedef struct tmr_ctl {
@@ -106,6 +108,8 @@ typedef struct tmr_ctl {
     uint64_t backstop_ns;
     uint64_t launch_ns;
     uint64_t orch_end_ns;
+    uint64_t orch_begin_ns;
+    sp_trace_buf *trace; /* NULL: not traced */
     _Atomic uint64_t first_complete_ns;
 
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */

@@ -63,6 +63,18 @@ static bool retire_one(tmr_orch *o)
     return true;
 }
 
+/* Announce that the orchestrator is about to wait for a completion, and
+ * synchronise with every completion that did not see the announcement (the
+ * other half is in tmr_sched.c, complete_task). Returns the event snapshot
+ * to wait on once the condition is checked again. */
+static uint32_t orch_wait_begin(tmr_orch *o)
+{
+    tmr_ctl *c = o->ctl;
+    atomic_store_explicit(&c->orch_waiting, 1, memory_order_seq_cst);
+    (void)atomic_load_explicit(&c->completed, memory_order_seq_cst);
+    return sp_chip_event_snapshot(o->chip);
+}
+
 typedef enum { WAIT_SLOT, WAIT_HEAP, WAIT_MAP, WAIT_STATIC } wait_kind;
 
 static bool ring_empty(tmr_orch *o)
@@ -114,8 +126,7 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
             ;
         if (room)
             return SP_OK;
-        atomic_store_explicit(&c->orch_waiting, 1, memory_order_seq_cst);
-        uint32_t snap = sp_chip_event_snapshot(o->chip);
+        uint32_t snap = orch_wait_begin(o);
         while (!(room = room_for(o, kind, need)) && retire_one(o))
             ;
         int64_t s = atomic_load_explicit(&c->submitted, memory_order_relaxed);
@@ -262,7 +273,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     t->scope_depth = (uint8_t)o->scope_depth;
     t->hold_count = 0;
     t->heap_end = heap_end;
-    t->submit_ns = sp_now_ns();
+    t->submit_ns = sp_ticks(); /* for traces only: the cheap clock */
     atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
     atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
     atomic_store_explicit(&t->blocks_left, task->block_num, memory_order_relaxed);
@@ -315,6 +326,9 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
             hold_producer(c, t, p, false);
     }
     unpin(c, pins, npins); /* the holds above keep what is still needed */
+    if (c->trace)
+        for (uint32_t i = 0; i < deps->count; i++)
+            sp_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
     c->edges += deps->count;
     /* Release: schedulers that see the new count see the whole slot. */
     atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
@@ -405,8 +419,7 @@ static int wait_tasks(tmr_orch *o, const int64_t *ids, uint32_t n, const char *w
             if (ids[i] < r || atomic_load_explicit(&tmr_slot(c, ids[i])->state,
                                                    memory_order_acquire) == TMR_SLOT_COMPLETE)
                 break;
-            atomic_store_explicit(&c->orch_waiting, 1, memory_order_seq_cst);
-            uint32_t snap = sp_chip_event_snapshot(o->chip);
+            uint32_t snap = orch_wait_begin(o);
             if (atomic_load_explicit(&tmr_slot(c, ids[i])->state, memory_order_acquire) ==
                 TMR_SLOT_COMPLETE)
                 continue;
@@ -516,6 +529,30 @@ static const sp_orch_ops tmr_orch_ops = {
     .error = op_error,
 };
 
+/* Trace level >= 3: each submit, waits for room included, as a record. */
+static int64_t op_submit_traced(sp_orch *so, sp_task *task)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    uint64_t t0 = sp_ticks();
+    int64_t id = op_submit(so, task);
+    if (id >= 0)
+        sp_trace_phase(&o->trace, SP_TRACE_SUBMIT, (uint64_t)id, t0, sp_ticks());
+    return id;
+}
+
+static const sp_orch_ops tmr_orch_ops_traced = {
+    .abi_version = SP_ORCH_ABI_VERSION,
+    .submit = op_submit_traced,
+    .alloc_tensor = op_alloc_tensor,
+    .scope_begin = op_scope_begin,
+    .scope_end = op_scope_end,
+    .tensor_read = op_tensor_read,
+    .tensor_write = op_tensor_write,
+    .log = op_log,
+    .fatal = op_fatal,
+    .error = op_error,
+};
+
 /* Lay out the rings and the orchestrator state for this run. */
 static int boot(tmr_ctl *c, sp_chip *chip)
 {
@@ -525,7 +562,8 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         atomic_store_explicit(&c->slots[i].state, TMR_SLOT_FREE, memory_order_relaxed);
     tmr_orch *o = &c->orch;
     memset(o, 0, sizeof *o);
-    o->orch.ops = &tmr_orch_ops;
+    sp_trace_writer_init(&o->trace, c->trace, c->sched_threads);
+    o->orch.ops = o->trace.level >= SP_TRACE_SUBMITS ? &tmr_orch_ops_traced : &tmr_orch_ops;
     o->ctl = c;
     o->chip = chip;
     o->heap.size = c->heap_bytes;
@@ -546,6 +584,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
 
 int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
 {
+    c->orch_begin_ns = sp_now_ns();
     int rc = boot(c, chip);
     atomic_store_explicit(&c->booted, 1, memory_order_release);
     sp_chip_event_notify(chip);

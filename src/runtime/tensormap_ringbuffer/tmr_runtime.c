@@ -12,6 +12,7 @@
 #include "runtime/runtime.h"
 #include "runtime/shared/device_run.h"
 #include "runtime/shared/staging.h"
+#include "runtime/shared/trace.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
 #include "simpler/status.h"
 
@@ -27,25 +28,10 @@ struct sp_rt_run {
     uint64_t build_ns;
     tmr_ctl result; /* the control block read back after the run */
     int have_result;
+    sp_trace_dev trace; /* level 0: not traced */
 };
 
-static const sp_pipeline_contract tmr_contract = {
-    .abi_version = SP_PIPELINE_ABI_VERSION,
-    .resource_count = 4,
-    .pipeline_depth = 1,
-    .resources =
-        {
-            {.kind = SP_RESOURCE_HEAP, .resource_class = SP_CLASS_EXEC_HANDLE},
-            {.kind = SP_RESOURCE_SHARED_MEMORY, .resource_class = SP_CLASS_EXEC_HANDLE},
-            {.kind = SP_RESOURCE_RUNTIME_IMAGE, .resource_class = SP_CLASS_EXEC_HANDLE},
-            {.kind = SP_RESOURCE_TASK_ARGS, .resource_class = SP_CLASS_HOST_PER_RUN},
-        },
-};
-
-const sp_pipeline_contract *sp_runtime_contract(void)
-{
-    return &tmr_contract;
-}
+#define TMR_DEFAULT_TRACE_RECORDS (1ull << 18)
 
 const char *sp_runtime_name(void)
 {
@@ -208,6 +194,16 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     c->backstop_ns =
         p->config.timeout_us ? p->config.timeout_us * 1000ull : TMR_DEFAULT_BACKSTOP_NS;
     c->args = r->staging.device_args;
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
+    if (p->config.trace_level) {
+        /* The task count is unknown before the run: a bounded buffer, full drops. */
+        uint64_t n = p->config.trace_records ? p->config.trace_records : TMR_DEFAULT_TRACE_RECORDS;
+        if ((rc = sp_trace_dev_alloc(&r->trace, p->api, p->config.trace_level, n, n, lc, p->err,
+                                     p->err_len)) != SP_OK)
+            goto fail;
+        c->trace = sp_trace_dev_buf(&r->trace);
+    }
     void *cc = (char *)p->scratch->ptr + sizeof(tmr_ctl);
     callable_copy_write(lc, shm + l.callable_off, cc);
     if ((rc = sp_host_copy_to_device(p->api, shm, c, sizeof *c)) != SP_OK ||
@@ -220,6 +216,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     *out = r;
     return SP_OK;
 fail:
+    sp_trace_dev_free(&r->trace, p->api);
     sp_staging_release(&r->staging, p->api);
     free(r);
     return rc;
@@ -268,6 +265,7 @@ int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_le
     if (completed_ok)
         rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
     sp_staging_release(&r->staging, r->api);
+    sp_trace_dev_free(&r->trace, r->api);
     free(r);
     return rc;
 }
@@ -287,4 +285,17 @@ void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
     uint64_t first = atomic_load_explicit(&c->first_complete_ns, memory_order_relaxed);
     if (first > r->run.launch_ns)
         out->first_complete_ns = first - r->run.launch_ns;
+}
+
+int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io)
+{
+    io->sched_threads = r->threads;
+    io->clusters = sp_device_geometry(r->run.dev)->clusters;
+    io->launch_ns = r->run.launch_ns;
+    io->done_ns = r->run.launch_ns + r->run.device_ns;
+    if (r->have_result) {
+        io->orch_begin_ns = r->result.orch_begin_ns;
+        io->orch_end_ns = r->result.orch_end_ns;
+    }
+    return sp_trace_dev_read(&r->trace, r->api, io);
 }

@@ -58,11 +58,14 @@ static void complete_task(tmr_rt *r, int64_t id)
                                             memory_order_relaxed, memory_order_relaxed);
     atomic_store_explicit(&t->state, TMR_SLOT_COMPLETE, memory_order_release);
     atomic_fetch_sub_explicit(&t->refs, 1, memory_order_release);
-    int64_t done = atomic_fetch_add_explicit(&c->completed, 1, memory_order_acq_rel) + 1;
+    /* Dekker with the orchestrator (tmr_orch.c, orch_wait_begin): this
+     * seq_cst increment, then a seq_cst look at orch_waiting; it sets
+     * orch_waiting, then reads `completed` seq_cst. Either it sees this
+     * completion (and the writes before it) or this thread sees it waiting. */
+    int64_t done = atomic_fetch_add_explicit(&c->completed, 1, memory_order_seq_cst) + 1;
     /* The orchestrator may wait for room or for this task; everyone waits
      * for the last task once the orchestration has returned. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&c->orch_waiting, memory_order_relaxed) ||
+    if (atomic_load_explicit(&c->orch_waiting, memory_order_seq_cst) ||
         (atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
          done == atomic_load_explicit(&c->submitted, memory_order_acquire)))
         sp_chip_event_notify(r->chip);
@@ -109,11 +112,38 @@ static void hook_block_done(void *rt, uint64_t task)
         complete_task(r, (int64_t)task);
 }
 
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *rec)
+{
+    tmr_rt *r = rt;
+    const tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    const int32_t *func_ids = (const int32_t *)(uintptr_t)r->c->trace->func_ids;
+    rec->func_id = t->kernel[lane] >= 0 ? func_ids[t->kernel[lane]] : -1;
+    rec->shape = t->shape;
+    rec->submit_ns = t->submit_ns;
+}
+
 static const sp_sched_hooks tmr_hooks = {
     .pop = hook_pop,
     .payload = hook_payload,
     .block_done = hook_block_done,
+    .describe = hook_describe,
 };
+
+/* Tracing: a dummy task completes on this thread, with no core. */
+static void trace_dummy(sp_trace_writer *w, const tmr_task *t)
+{
+    sp_trace_record *rec = sp_trace_next(w);
+    if (!rec)
+        return;
+    uint64_t now = sp_ticks();
+    rec->kind = SP_TRACE_DUMMY;
+    rec->task = (uint64_t)t->id;
+    rec->submit_ns = t->submit_ns;
+    rec->dispatch_ns = rec->start_ns = rec->end_ns = now;
+    rec->core = SP_TRACE_NO_CORE;
+    rec->func_id = -1;
+    rec->shape = SP_SHAPE_DUMMY;
+}
 
 static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
 {
@@ -126,20 +156,34 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
     tmr_rt r = {.c = c, .chip = chip};
     sp_sched s;
     sp_sched_init(&s, chip, ti, tn);
+    sp_trace_writer tw;
+    sp_trace_writer_init(&tw, c->trace, ti);
+    if (tw.buf)
+        s.trace = &tw;
+    bool phases = tw.level >= SP_TRACE_SCHED;
     for (;;) {
         uint32_t snap = sp_chip_event_snapshot(chip);
+        uint64_t t0 = phases ? sp_ticks() : 0;
         bool progress = sp_sched_pass(&s, &tmr_hooks, &r);
         uint64_t id;
         while (tmr_queue_pop(&c->queues[SP_Q_DUMMY], &id)) {
+            if (s.trace)
+                trace_dummy(&tw, tmr_slot(c, (int64_t)id));
             complete_task(&r, (int64_t)id);
             progress = true;
         }
+        if (phases && progress)
+            sp_trace_phase(&tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
         if (!sp_sched_busy(&s) && atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
             atomic_load_explicit(&c->completed, memory_order_acquire) ==
                 atomic_load_explicit(&c->submitted, memory_order_acquire))
             break;
-        if (!progress)
+        if (!progress) {
+            uint64_t w0 = phases ? sp_ticks() : 0;
             sp_chip_event_wait(chip, snap, 0);
+            if (phases)
+                sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
+        }
     }
     return SP_OK;
 }

@@ -1,0 +1,204 @@
+/* The worker's async lane. A submit prepares its run in the caller's thread
+ * (for hbg that is the whole host graph build and upload) while the run
+ * ahead of it executes; the lane thread launches prepared runs strictly in
+ * dispatch order, one at a time, and finalizes each before launching the
+ * next, so device execution stays serial. Each run holds a pipeline slot's
+ * lease from submit until it is waited for; a lease's generation makes a
+ * stale or replayed handle detectable. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "simpler/status.h"
+#include "worker/worker_internal.h"
+
+/* Process-unique epochs: a run handle names one run in this process. */
+static _Atomic uint64_t epoch_counter;
+
+static void lease_fail(sp_worker *w, sp_lease *l, int rc)
+{
+    l->result = rc;
+    snprintf(l->error, sizeof l->error, "%s", w->m.simpler_last_error(w->ctx));
+}
+
+/* Launch, wait for and finalize one prepared run; publish its result. */
+static void lane_execute(sp_worker *w, sp_lease *l)
+{
+    sp_waitword_store(&l->state, LEASE_RUNNING);
+    l->result = SP_OK;
+    l->error[0] = 0;
+    int rc = w->m.simpler_launch_run(w->ctx, l->run);
+    bool launched = rc == SP_OK;
+    if (rc == SP_OK) {
+        rc = w->m.simpler_wait_run(w->ctx, l->run, 0);
+        if (rc == SP_OK)
+            w->m.simpler_run_stats(w->ctx, l->run, &l->stats);
+    }
+    if (rc)
+        lease_fail(w, l, rc);
+    l->trace.level = 0;
+    if (launched) /* a failed run's trace too; before finalize frees the records */
+        sp_lease_trace_capture(w, l);
+    /* Finalize even after a failure: it releases the slot and the staging. */
+    int frc = w->m.simpler_finalize_run(w->ctx, l->run);
+    if (frc && l->result == SP_OK)
+        lease_fail(w, l, frc);
+    sp_waitword_store(&l->state, LEASE_DONE);
+}
+
+/* The prepared lease with the lowest dispatch id, or NULL. */
+static sp_lease *lane_next(sp_worker *w)
+{
+    sp_lease *best = NULL;
+    for (uint32_t s = 0; s < w->depth; s++) {
+        sp_lease *l = &w->lease[s];
+        if (sp_waitword_load(&l->state) == LEASE_PREPARED &&
+            (!best || l->dispatch_id < best->dispatch_id))
+            best = l;
+    }
+    return best;
+}
+
+static void *lane_main(void *arg)
+{
+    sp_worker *w = arg;
+    for (;;) {
+        uint32_t snap = sp_waitword_load(&w->kick);
+        sp_lease *l = lane_next(w);
+        if (l) {
+            lane_execute(w, l);
+            continue;
+        }
+        if (atomic_load_explicit(&w->stop, memory_order_acquire))
+            return NULL;
+        sp_waitword_wait_ne(&w->kick, snap, NULL, 0, NULL);
+    }
+}
+
+int sp_lane_start(sp_worker *w)
+{
+    if (pthread_create(&w->lane, NULL, lane_main, w) != 0)
+        return SP_ESYS;
+    w->lane_started = true;
+    return SP_OK;
+}
+
+void sp_lane_stop(sp_worker *w)
+{
+    if (!w->lane_started)
+        return;
+    /* Runs still queued are executed first: the lane stops only when idle. */
+    atomic_store_explicit(&w->stop, 1, memory_order_release);
+    sp_waitword_add(&w->kick, 1);
+    pthread_join(w->lane, NULL);
+    w->lane_started = false;
+}
+
+static int worker_fail(sp_worker *w, int status, const char *fmt, const char *text)
+{
+    snprintf(w->last_error, sizeof w->last_error, fmt, text);
+    return status;
+}
+
+SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args *args,
+                               const sp_call_config *config, sp_run_handle *out)
+{
+    if (!w || !out)
+        return SP_EINVAL;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&w->submit_lock);
+    sp_lease *l = NULL;
+    uint32_t slot = 0;
+    for (; slot < w->depth; slot++)
+        if (sp_waitword_load(&w->lease[slot].state) == LEASE_FREE) {
+            l = &w->lease[slot];
+            break;
+        }
+    if (!l) {
+        pthread_mutex_unlock(&w->submit_lock);
+        return worker_fail(w, SP_EBUSY, "%s",
+                           "every pipeline slot holds a run not yet waited for: wait for the "
+                           "oldest first");
+    }
+    l->generation++;
+    if (l->generation == 0)
+        l->generation = 1; /* generation 0 is never valid */
+    l->epoch = atomic_fetch_add_explicit(&epoch_counter, 1, memory_order_relaxed) + 1;
+    l->run_id = ++w->next_run_id;
+    l->dispatch_id = ++w->next_dispatch_id;
+    l->result = SP_OK;
+    l->error[0] = 0;
+    memset(&l->stats, 0, sizeof l->stats);
+    /* Held: nobody else takes this slot while it is prepared below. */
+    sp_waitword_store(&l->state, LEASE_RESERVED);
+    pthread_mutex_unlock(&w->submit_lock);
+
+    sp_run_descriptor d = {
+        .pipeline_slot = slot,
+        .arena_bank = w->bank_of[slot],
+        .run_id = l->run_id,
+        .generation = l->generation,
+        .dispatch_id = l->dispatch_id,
+        .run_epoch = l->epoch,
+    };
+    int rc = w->m.simpler_prepare_run(w->ctx, l->run, callable_id, args, config, &d);
+    if (rc) {
+        worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
+        sp_waitword_store(&l->state, LEASE_FREE);
+        return rc;
+    }
+    *out = (sp_run_handle){
+        .run_id = l->run_id, .epoch = l->epoch, .generation = l->generation, .slot = slot};
+    sp_waitword_store(&l->state, LEASE_PREPARED);
+    sp_waitword_add(&w->kick, 1);
+    return SP_OK;
+}
+
+/* The lease a handle names, or NULL if the handle is stale or foreign. */
+static sp_lease *lease_of(sp_worker *w, const sp_run_handle *h)
+{
+    if (!h || h->slot >= w->depth || h->generation == 0)
+        return NULL;
+    sp_lease *l = &w->lease[h->slot];
+    uint32_t st = sp_waitword_load(&l->state);
+    if (st == LEASE_FREE || l->generation != h->generation || l->epoch != h->epoch ||
+        l->run_id != h->run_id)
+        return NULL;
+    return l;
+}
+
+SP_EXPORT int sp_worker_poll(sp_worker *w, const sp_run_handle *h)
+{
+    if (!w)
+        return SP_EINVAL;
+    sp_lease *l = lease_of(w, h);
+    if (!l)
+        return worker_fail(w, SP_ESTALE, "%s", "poll: run handle is stale or was waited for");
+    return sp_waitword_load(&l->state) == LEASE_DONE ? l->result : SP_RUN_NOT_READY;
+}
+
+SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats)
+{
+    if (!w)
+        return SP_EINVAL;
+    sp_lease *l = lease_of(w, h);
+    if (!l)
+        return worker_fail(w, SP_ESTALE, "%s", "wait: run handle is stale or was waited for");
+    uint32_t st;
+    while ((st = sp_waitword_load(&l->state)) != LEASE_DONE)
+        sp_waitword_wait_ne(&l->state, st, NULL, 0, NULL);
+    int rc = l->result;
+    if (stats)
+        *stats = l->stats;
+    sp_lease_trace_take(w, l);
+    if (rc)
+        worker_fail(w, rc, "%s", l->error);
+    /* The slot is free again; this handle's generation is now stale. */
+    sp_waitword_store(&l->state, LEASE_FREE);
+    return rc;
+}
+
+SP_EXPORT uint32_t sp_worker_lane_depth(const sp_worker *w)
+{
+    return w ? w->depth : 0;
+}

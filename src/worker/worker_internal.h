@@ -1,0 +1,68 @@
+/* The worker's state, shared by its files: worker.c (open, callables,
+ * synchronous runs), lane.c (the async lane). Not part of the public API. */
+#ifndef SP_WORKER_INTERNAL_H
+#define SP_WORKER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "common/wait.h"
+#include "simpler/worker.h"
+#include "worker/module_loader.h"
+
+/* A lease goes FREE -> RESERVED (being prepared) -> PREPARED (queued) ->
+ * RUNNING (launched by the lane) -> DONE (result kept) -> FREE (waited). */
+enum {
+    LEASE_FREE = 0,
+    LEASE_PREPARED = 1,
+    LEASE_RUNNING = 2,
+    LEASE_DONE = 3,
+    LEASE_RESERVED = 4,
+};
+
+/* One pipeline slot's lease: the run that holds the slot, from submit to wait. */
+typedef struct sp_lease {
+    _Alignas(SP_CACHE_LINE) sp_waitword state; /* LEASE_*: waiters park on it */
+    uint64_t generation;                       /* bumped at each acquire; 0 never valid */
+    uint64_t epoch;
+    uint64_t run_id;
+    uint64_t dispatch_id;
+    void *run; /* the module's run storage for this slot */
+    int result;
+    sp_run_stats stats;
+    char error[640];
+    sp_run_trace trace; /* the run's trace (trace.c); buffers reused */
+} sp_lease;
+
+struct sp_worker {
+    sp_module_api m;
+    void *ctx;
+    size_t run_size;
+    uint32_t depth;      /* leases in the lane: 1, or 2 with concurrent prepare */
+    uint32_t bank_of[2]; /* arena bank each slot's runs use */
+    sp_lease lease[SP_PIPELINE_MAX_DEPTH];
+
+    pthread_mutex_t submit_lock; /* lease acquisition and ids (not per task) */
+    uint64_t next_run_id;
+    uint64_t next_dispatch_id;
+
+    pthread_t lane;
+    bool lane_started;
+    sp_waitword kick; /* bumped when a run is queued or the lane must stop */
+    _Atomic int stop;
+
+    char last_error[640];
+    sp_run_trace trace; /* the last waited run's trace (sp_worker_last_trace) */
+};
+
+/* Start / stop the lane thread that launches queued runs in order. */
+int sp_lane_start(sp_worker *w);
+void sp_lane_stop(sp_worker *w);
+
+/* trace.c: copy a completed run's trace into its lease (before finalize),
+ * hand it to the worker at wait, free every trace buffer at close. */
+void sp_lease_trace_capture(sp_worker *w, sp_lease *l);
+void sp_lease_trace_take(sp_worker *w, sp_lease *l);
+void sp_worker_trace_free(sp_worker *w);
+
+#endif
