@@ -26,6 +26,7 @@ typedef struct sp_device_options {
     sp_geometry geometry;  /* zero fields: the default geometry */
     uint64_t memory_bytes; /* device memory arena size; 0: default */
     bool no_host_map;      /* behave like a backend without host-map */
+    uint64_t chip_cpus;    /* sim: host CPUs the chip's threads may use (bit i = CPU i); 0: all */
 } sp_device_options;
 
 #define SP_A2A3_CLUSTERS 24

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "platform/sim/sim_chip.h"
@@ -23,12 +24,24 @@ static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
 }
 
 static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
-                        int device_id)
+                        const sp_device *dev)
 {
     int err = pthread_create(thread, NULL, main, arg);
     if (err) {
-        SP_ERROR("device %d: cannot start chip thread %s: %s", device_id, name, strerror(err));
+        SP_ERROR("device %d: cannot start chip thread %s: %s", dev->id, name, strerror(err));
         return SP_ESYS;
+    }
+    uint64_t mask = dev->options.chip_cpus;
+    if (mask) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (int c = 0; c < 64; c++)
+            if (mask >> c & 1)
+                CPU_SET(c, &set);
+        /* Best effort: a CPU the process may not use leaves the thread free. */
+        if (pthread_setaffinity_np(*thread, sizeof set, &set) != 0)
+            SP_WARN("device %d: cannot pin chip thread %s to CPU mask %#llx", dev->id, name,
+                    (unsigned long long)mask);
     }
     char shortname[16]; /* the kernel keeps 15 characters */
     snprintf(shortname, sizeof shortname, "%.15s", name);
@@ -87,6 +100,15 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         return SP_ENOMEM;
     }
 
+    /* Threads that would spin against each other on too few CPUs hand the
+     * CPU over (yield) almost at once instead. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (dev->options.chip_cpus)
+        cpus = __builtin_popcountll(dev->options.chip_cpus);
+    chip->view.wait = sp_wait_default;
+    if ((long)(chip->view.core_count + chip->aicpu_count) > cpus)
+        chip->view.wait.spin_ns = 0;
+
     int rc = SP_OK;
     char name[32];
     for (uint32_t i = 0; i < chip->view.core_count && rc == SP_OK; i++) {
@@ -97,7 +119,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         atomic_store_explicit(&core->status, SIM_STATUS_FIN | 0, memory_order_relaxed);
         snprintf(name, sizeof name, "sp%d-%s%u", dev->id, core->type == SP_CORE_AIC ? "aic" : "aiv",
                  i);
-        rc = start_thread(&core->thread, sim_core_main, core, name, dev->id);
+        rc = start_thread(&core->thread, sim_core_main, core, name, dev);
         core->started = rc == SP_OK;
     }
     for (uint32_t i = 0; i < chip->aicpu_count && rc == SP_OK; i++) {
@@ -105,7 +127,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         t->chip = chip;
         t->index = i;
         snprintf(name, sizeof name, "sp%d-aicpu%u", dev->id, i);
-        rc = start_thread(&t->thread, sim_aicpu_main, t, name, dev->id);
+        rc = start_thread(&t->thread, sim_aicpu_main, t, name, dev);
         t->started = rc == SP_OK;
     }
     if (rc) {

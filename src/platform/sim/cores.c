@@ -18,7 +18,7 @@ void *sim_core_main(void *arg)
     sp_kernel_ctx ctx = {.core_type = core->type, .core_id = core->id, .cluster_id = core->cluster};
     uint32_t last = 0;
     for (;;) {
-        uint32_t seq = sp_waitword_wait_ne(&core->doorbell, last, &sp_wait_default, 0, NULL);
+        uint32_t seq = sp_waitword_wait_ne(&core->doorbell, last, &chip->wait, 0, NULL);
         if (seq & SIM_DOORBELL_STOP)
             return NULL;
         last = seq;
@@ -117,7 +117,7 @@ uint32_t sp_chip_event_snapshot(sp_chip *chip)
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
     int timed_out = 0;
-    sp_waitword_wait_ne(&chip->event, snapshot, &sp_wait_default, deadline_ns, &timed_out);
+    sp_waitword_wait_ne(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out);
     return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 

@@ -44,6 +44,32 @@ int sp_geometry_validate(const sp_geometry *g)
     return SP_OK;
 }
 
+/* "1", "2-3", "0,2-3" -> a CPU bit mask (CPUs 0..63); 0 if malformed. */
+static uint64_t parse_cpu_list(const char *s)
+{
+    uint64_t mask = 0;
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s || a < 0 || a > 63)
+            return 0;
+        s = end;
+        if (*s == '-') {
+            b = strtol(s + 1, &end, 10);
+            if (end == s + 1 || b < a || b > 63)
+                return 0;
+            s = end;
+        }
+        for (long c = a; c <= b; c++)
+            mask |= 1ull << c;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return 0;
+    }
+    return mask;
+}
+
 static sp_geometry geometry_resolve(const sp_device_options *opt)
 {
     sp_geometry def = sp_geometry_default();
@@ -73,6 +99,11 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
     const char *no_map = getenv("SIMPLER_SIM_NO_HOST_MAP");
     if (no_map && *no_map && strcmp(no_map, "0") != 0)
         dev->options.no_host_map = true;
+    /* SIMPLER_SIM_CPUS=1 or 2-3 or 0,2: keep the chip's threads on those host
+     * CPUs, leaving the others to the host (e.g. for an overlapped prepare). */
+    const char *cpus = getenv("SIMPLER_SIM_CPUS");
+    if (cpus && *cpus && !dev->options.chip_cpus)
+        dev->options.chip_cpus = parse_cpu_list(cpus);
     dev->geometry = geometry_resolve(opt);
     int rc = sp_geometry_validate(&dev->geometry);
     if (rc) {

@@ -36,8 +36,8 @@ int sp_kernel_binary_load(sp_device *dev, const void *bytes, size_t size, const 
     }
     kb->entry = (sp_kernel_fn)sp_shared_object_symbol(kb->so, entry);
     if (!kb->entry) {
-        SP_ERROR("device %d: kernel entry '%s' not found in its binary (%zu bytes)", dev_id,
-                 entry, size);
+        SP_ERROR("device %d: kernel entry '%s' not found in its binary (%zu bytes)", dev_id, entry,
+                 size);
         sp_shared_object_close(kb->so);
         free(kb);
         return SP_EKERNEL_ENTRY;

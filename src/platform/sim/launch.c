@@ -35,7 +35,7 @@ void *sim_aicpu_main(void *arg)
     struct sim_chip *chip = self->chip;
     uint32_t last = 0;
     for (;;) {
-        uint32_t seq = sp_waitword_wait_ne(&self->go, last, &sp_wait_default, 0, NULL);
+        uint32_t seq = sp_waitword_wait_ne(&self->go, last, &chip->view.wait, 0, NULL);
         if (seq & SIM_DOORBELL_STOP)
             return NULL;
         last = seq;

@@ -48,6 +48,10 @@ struct sp_chip {
     sim_core *cores; /* core_count entries, cache-line aligned */
     uint32_t core_count;
     uint32_t clusters;
+    /* How chip threads wait: spin long when each has a CPU, hardly at all
+     * when they share fewer CPUs than there are threads (the spinner would
+     * only keep the thread it waits for off the CPU). */
+    sp_wait_policy wait;
     /* Bumped by every FIN (and by notify): what idle schedulers park on. */
     alignas(SP_CACHE_LINE) sp_waitword event;
 };
