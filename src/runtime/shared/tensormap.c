@@ -92,7 +92,7 @@ static int32_t base_add(sp_tensormap *map, uint64_t base)
         return -1;
     map->base_free = map->bases[b].next;
     uint32_t h = hash_base(map, base);
-    map->bases[b] = (sp_tmap_base){.base = base, .root = -1, .next = map->buckets[h]};
+    map->bases[b] = (sp_tmap_base){.base = base, .root = {-1, -1}, .next = map->buckets[h]};
     map->buckets[h] = b;
     return b;
 }
@@ -211,7 +211,8 @@ static void treap_collect(sp_tensormap *map, int32_t i, uint64_t lo, uint64_t hi
 static void entry_remove(sp_tensormap *map, int32_t i)
 {
     int32_t b = map->entries[i].base_rec;
-    map->bases[b].root = treap_erase(map, map->bases[b].root, i);
+    int32_t *root = &map->bases[b].root[map->entries[i].is_write];
+    *root = treap_erase(map, *root, i);
     if (--map->bases[b].count == 0)
         base_drop(map, b);
     map->entries[i].base_rec = -1;
@@ -246,7 +247,8 @@ static int32_t entry_add(sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t
                          .base_rec = b,
                          .is_write = is_write,
                          .layout = *layout};
-    map->bases[b].root = treap_insert(map, map->bases[b].root, n);
+    int32_t *root = &map->bases[b].root[is_write];
+    *root = treap_insert(map, *root, n);
     map->bases[b].count++;
     if (++map->used > map->high_water)
         map->high_water = map->used;
@@ -380,8 +382,12 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
     layout_of(t, &layout);
     int32_t b = base_find(map, t->addr);
     uint32_t found = 0;
-    if (b >= 0)
-        treap_collect(map, map->bases[b].root, lo, hi, &found);
+    if (b >= 0) {
+        /* Writes always matter; earlier reads only to a write (WAR). */
+        treap_collect(map, map->bases[b].root[1], lo, hi, &found);
+        if (writes)
+            treap_collect(map, map->bases[b].root[0], lo, hi, &found);
+    }
     for (uint32_t k = 0; k < found; k++) {
         int32_t i = map->scratch[k];
         sp_tmap_entry *e = &map->entries[i];
@@ -420,7 +426,9 @@ uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64
         return 0;
     uint32_t found = 0, n = 0;
     /* The scratch array is the map's own: a lookup leaves the entries alone. */
-    treap_collect((sp_tensormap *)map, map->bases[b].root, lo, hi, &found);
+    treap_collect((sp_tensormap *)map, map->bases[b].root[1], lo, hi, &found);
+    if (!writes_only)
+        treap_collect((sp_tensormap *)map, map->bases[b].root[0], lo, hi, &found);
     for (uint32_t k = 0; k < found; k++) {
         const sp_tmap_entry *e = &map->entries[map->scratch[k]];
         if (e->task < map->retired_below || (writes_only && !e->is_write))

@@ -11,8 +11,9 @@
  *   WAR      a write after overlapping reads since the last write
  * Overlap is exact for views of one dense layout (tiles of one matrix) and
  * byte-range conservative otherwise. Entries are found by a hash on the
- * buffer base, then an interval treap per buffer (O(log n + overlaps) per
- * access, however many views of one buffer are live). The map lives in one
+ * buffer base, then two interval treaps per buffer, reads and writes
+ * (O(log n + overlaps) per access, however many views of one buffer are
+ * live; a read looks at writes only). The map lives in one
  * caller-provided block of memory, so it can sit in host memory or in
  * device memory. */
 #ifndef SP_RUNTIME_TENSORMAP_H
@@ -69,11 +70,13 @@ typedef struct sp_tmap_entry {
     sp_access_layout layout;
 } sp_tmap_entry;
 
-/* One buffer with live entries: the root of its treap. */
+/* One buffer with live entries: the roots of its two treaps, reads and
+ * writes apart, so a read (which only waits for writes) never walks the
+ * buffer's other readers. */
 typedef struct sp_tmap_base {
     uint64_t base;
-    int32_t root;
-    int32_t next; /* next record in the hash chain (or the free list) */
+    int32_t root[2]; /* [0] reads, [1] writes */
+    int32_t next;    /* next record in the hash chain (or the free list) */
     uint32_t count;
     uint32_t pad;
 } sp_tmap_base;
