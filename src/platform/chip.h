@@ -65,6 +65,12 @@ bool sp_chip_core_idle(sp_chip *chip, uint32_t core);
 /* After sp_chip_core_idle returned true for a SP_PAYLOAD_TIMED dispatch:
  * when the core started and ended its kernel (sp_ticks() values). */
 void sp_chip_core_times(sp_chip *chip, uint32_t core, uint64_t *start_ns, uint64_t *end_ns);
+/* After sp_chip_core_idle returned true: the signal that ended the core's
+ * last kernel (a crash, or the interrupt below), 0 if it returned normally. */
+int sp_chip_core_fault(sp_chip *chip, uint32_t core);
+/* Ask a core stuck in a kernel to abandon it: its dispatch then finishes
+ * with a fault (sp_fault_name: "timeout"). Harmless if the kernel returned. */
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core);
 /* Non-blocking, for diagnostics: the core's handshake state. */
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
 

@@ -7,9 +7,26 @@
  * waiter is parked. */
 #include <assert.h>
 
+#include "common/fault.h"
 #include "common/ticks.h"
 #include "platform/sim/sim_chip.h"
 #include "simpler/status.h"
+
+/* Call the kernel under a crash guard: a kernel that crashes (or is
+ * interrupted for running too long) ends its dispatch with a fault, not the
+ * process. Its own frame keeps the caller's locals out of the longjmp's way.
+ * Returns the signal, or 0. */
+__attribute__((noinline)) static int run_kernel(const sp_chip_payload *p,
+                                                const sp_kernel_ctx *ctx)
+{
+    sp_fault_guard g;
+    if (SP_FAULT_TRY(&g)) {
+        p->fn(p->args, ctx);
+        sp_fault_end(&g);
+        return 0;
+    }
+    return g.sig;
+}
 
 void *sim_core_main(void *arg)
 {
@@ -17,10 +34,13 @@ void *sim_core_main(void *arg)
     struct sp_chip *chip = core->chip;
     sp_kernel_ctx ctx = {.core_type = core->type, .core_id = core->id, .cluster_id = core->cluster};
     uint32_t last = 0;
+    sp_fault_install(); /* this thread's alternate signal stack */
     for (;;) {
         uint32_t seq = sp_waitword_wait_ne(&core->doorbell, last, &chip->wait, 0, NULL);
-        if (seq & SIM_DOORBELL_STOP)
+        if (seq & SIM_DOORBELL_STOP) {
+            sp_fault_release();
             return NULL;
+        }
         last = seq;
         /* The acquire load of the doorbell ordered the scheduler's payload
          * stores before these reads; the scheduler rewrites the payload only
@@ -28,13 +48,15 @@ void *sim_core_main(void *arg)
         const sp_chip_payload p = core->payload;
         atomic_store_explicit(&core->status, SIM_STATUS_ACK | seq, memory_order_release);
         uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp_ticks() : 0;
+        int fault = 0;
         if (p.fn) {
             ctx.block_idx = p.block_idx;
             ctx.block_num = p.block_num;
             ctx.sub_block = p.sub_block;
             ctx.task_id = p.task_id;
-            p.fn(p.args, &ctx);
+            fault = run_kernel(&p, &ctx);
         }
+        core->fault = fault; /* plain: the FIN release publishes it */
         if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
             core->start_ns = t0;
             core->end_ns = sp_ticks();
@@ -137,4 +159,19 @@ void sim_chip_wait_cores_idle(struct sp_chip *chip)
             return;
         sp_chip_event_wait(chip, snap, 0);
     }
+}
+
+int sp_chip_core_fault(sp_chip *chip, uint32_t core)
+{
+    assert(core < chip->core_count);
+    return chip->cores[core].fault;
+}
+
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core)
+{
+    assert(core < chip->core_count);
+    sim_core *c = &chip->cores[core];
+    /* A kernel that returned meanwhile ignores the interrupt (no guard armed). */
+    if ((atomic_load_explicit(&c->status, memory_order_acquire) & SIM_STATUS_FIN) == 0)
+        pthread_kill(c->thread, SP_FAULT_INTERRUPT);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fault.h"
 #include "common/log.h"
 #include "platform/sim/sim_chip.h"
 #include "simpler/status.h"
@@ -34,10 +35,13 @@ void *sim_aicpu_main(void *arg)
     sim_aicpu *self = arg;
     struct sim_chip *chip = self->chip;
     uint32_t last = 0;
+    sp_fault_install(); /* crash guards for orchestrations run here (tmr) */
     for (;;) {
         uint32_t seq = sp_waitword_wait_ne(&self->go, last, &chip->view.wait, 0, NULL);
-        if (seq & SIM_DOORBELL_STOP)
+        if (seq & SIM_DOORBELL_STOP) {
+            sp_fault_release();
             return NULL;
+        }
         last = seq;
         int rc = chip->fn(&chip->view, chip->dev_ctx, self->index, chip->threads);
         if (rc) {

@@ -33,6 +33,7 @@ typedef struct sim_core {
     /* Status line: the core's answer. */
     alignas(SP_CACHE_LINE) _Atomic uint32_t status;
     uint64_t start_ns, end_ns; /* sp_ticks() of a timed payload; published by FIN */
+    int fault;                 /* signal that ended the last kernel, 0 if none; by FIN */
 
     /* Constant after create. */
     alignas(SP_CACHE_LINE) struct sp_chip *chip;

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "common/fault.h"
 #include "common/wait.h"
 #include "runtime/host_build_graph/hbg_image.h"
 #include "runtime/shared/sched_pass.h"
@@ -125,11 +126,32 @@ static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *re
     rec->shape = t->shape;
 }
 
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig,
+                       uint64_t ran_ns)
+{
+    hbg_rt *r = rt;
+    if (sp_fault_report_claim(&r->img->fault, task, core, r->tasks[task].kernel[lane], sig,
+                              ran_ns)) {
+        int32_t none = 0;
+        int status = sig == SP_FAULT_INTERRUPT ? SP_EKERNEL_TIMEOUT : SP_EKERNEL_FAULT;
+        atomic_compare_exchange_strong_explicit(&r->img->error, &none, status,
+                                                memory_order_acq_rel, memory_order_relaxed);
+    }
+}
+
+static bool hook_failed(void *rt)
+{
+    /* Relaxed: a stale "not yet" only runs one more block before the drain. */
+    return atomic_load_explicit(&((hbg_rt *)rt)->img->error, memory_order_relaxed) != 0;
+}
+
 static const sp_sched_hooks hbg_hooks = {
     .pop = hook_pop,
     .payload = hook_payload,
     .block_done = hook_block_done,
     .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
 };
 
 /* Tracing: a dummy task completes on this thread, with no core. */
@@ -165,6 +187,7 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     };
     sp_sched s;
     sp_sched_init(&s, chip, ti, tn);
+    s.timeout_ns = img->timeout_ns;
     sp_trace_writer tw;
     sp_trace_writer_init(&tw, (sp_trace_buf *)(uintptr_t)img->trace, ti);
     if (tw.buf) {
@@ -190,7 +213,7 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
             break;
         if (!progress) {
             uint64_t w0 = phases ? sp_ticks() : 0;
-            sp_chip_event_wait(chip, snap, 0);
+            sp_sched_idle_wait(&s, snap);
             if (phases)
                 sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
         }

@@ -20,6 +20,7 @@
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
+#include "runtime/shared/fault_report.h"
 #include "runtime/shared/sched_pass.h"
 #define HBG_QUEUES SP_QUEUES
 
@@ -64,6 +65,7 @@ typedef struct hbg_image {
     uint64_t trace;                          /* device address of an sp_trace_buf, 0 = off */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
+    sp_fault_report fault;                   /* the first kernel fault, if any */
     _Alignas(64) hbg_queue queues[HBG_QUEUES];
 } hbg_image;
 

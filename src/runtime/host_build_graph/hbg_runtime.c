@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fault.h"
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/host_build_graph/hbg_build.h"
@@ -30,11 +31,29 @@ struct sp_rt_run {
     uint64_t image_bytes;
     uint64_t build_ns, upload_ns;
     sp_trace_dev trace; /* level 0: not traced; phase times are kept regardless */
+    const sp_loaded_callable *callable;
 };
 
 const char *sp_runtime_name(void)
 {
     return "hbg";
+}
+
+/* Run the orchestration under a crash guard; returns the signal, or 0. */
+__attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, sp_orch *o,
+                                                       const sp_args *args)
+{
+    if (sp_fault_install() != SP_OK) {
+        entry(o, args);
+        return 0;
+    }
+    sp_fault_guard g;
+    if (SP_FAULT_TRY(&g)) {
+        entry(o, args);
+        sp_fault_end(&g);
+        return 0;
+    }
+    return g.sig;
 }
 
 /* Run the orchestration and turn its graph into an uploaded image. */
@@ -62,7 +81,14 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
     uint64_t(*ph)[2] = r->trace.phase_ns;
     sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
-    lc->orch_entry(&g->orch, &r->staging.device_args);
+    int sig = run_orchestration(lc->orch_entry, &g->orch, &r->staging.device_args);
+    if (sig) {
+        snprintf(p->err, p->err_len,
+                 "orchestration '%s' of callable %u crashed with %s while building the graph "
+                 "(%u tasks submitted)",
+                 lc->view.orch_entry, lc->id, sp_fault_name(sig), g->task_count);
+        return SP_EORCH_CRASH;
+    }
     ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();
     sp_host_phase_end(p->api, "orchestrate");
     if ((rc = hbg_graph_finish(g)) != SP_OK) {
@@ -85,7 +111,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
                  (unsigned long long)l.total);
         return rc;
     }
-    uint64_t timeout_ns = p->config.timeout_us * 1000ull;
+    uint64_t timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
     rc = hbg_image_write(g, &l, r->arena.image, lc->kernel_table, lc->kernel_count, timeout_ns,
                          p->scratch->ptr);
     if (rc) {
@@ -135,6 +161,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         return SP_ENOMEM;
     r->dev = p->dev;
     r->run.dev = p->dev;
+    r->callable = p->callable;
     r->api = p->api;
     r->sched_threads = threads;
     uint64_t t0 = sp_now_ns();
@@ -170,11 +197,24 @@ int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
                                 r->sched_threads, err, err_len);
 }
 
+/* The device side failed: a kernel fault is explained from the image's
+ * report (the host knows the kernels' names); anything else by its name. */
+static int explain(sp_rt_run *r, int rc, char *err, size_t err_len)
+{
+    hbg_image h;
+    if ((rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT) &&
+        sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
+        atomic_load_explicit(&h.fault.claimed, memory_order_relaxed))
+        return sp_fault_report_format(&h.fault, r->callable, err, err_len);
+    snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+    return rc;
+}
+
 int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
 {
     int rc = sp_device_run_poll(&r->run);
     if (rc != SP_OK && rc != SP_RUN_NOT_READY)
-        snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+        rc = explain(r, rc, err, err_len);
     return rc;
 }
 
@@ -184,7 +224,7 @@ int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_le
     if (rc == SP_ETIMEOUT)
         snprintf(err, err_len, "run did not complete before its deadline");
     else if (rc)
-        snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+        rc = explain(r, rc, err, err_len);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "runtime/shared/fault_report.h"
 #include "runtime/shared/loaded_callable.h"
 #include "runtime/shared/sched_pass.h"
 #include "runtime/shared/task_check.h"
@@ -105,7 +106,8 @@ typedef struct tmr_ctl {
     void *map_mem;                      /* the TensorMap's block */
     uint64_t map_bytes;
     uint32_t map_entries;
-    uint64_t backstop_ns;
+    uint64_t backstop_ns;       /* the orchestrator's waits give up after this */
+    uint64_t kernel_timeout_ns; /* a kernel running longer is stopped */
     uint64_t launch_ns;
     uint64_t orch_end_ns;
     uint64_t orch_begin_ns;
@@ -119,6 +121,7 @@ typedef struct tmr_ctl {
     _Atomic uint32_t orch_done;
     _Atomic uint32_t orch_waiting; /* the orchestrator waits for retirement */
     _Alignas(64) _Atomic int32_t error;
+    sp_fault_report fault; /* the first kernel fault, if any */
     uint64_t edges;
     char message[256];
 

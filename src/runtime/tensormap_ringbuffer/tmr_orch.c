@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fault.h"
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
@@ -582,6 +583,19 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }
 
+/* Run the orchestration under a crash guard; returns the signal, or 0. */
+__attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, sp_orch *o,
+                                                       const sp_args *args)
+{
+    sp_fault_guard g;
+    if (SP_FAULT_TRY(&g)) {
+        entry(o, args);
+        sp_fault_end(&g);
+        return 0;
+    }
+    return g.sig;
+}
+
 int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
 {
     c->orch_begin_ns = sp_now_ns();
@@ -592,7 +606,12 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
         tmr_fail(c, rc, "orchestrator: TensorMap layout failed");
     } else {
         tmr_orch *o = &c->orch;
-        c->entry(&o->orch, &c->args);
+        int sig = run_orchestration(c->entry, &o->orch, &c->args);
+        if (sig)
+            orch_fail(o, SP_EORCH_CRASH,
+                      "the orchestration crashed with %s on the chip after %lld submits",
+                      sp_fault_name(sig),
+                      (long long)atomic_load_explicit(&c->submitted, memory_order_relaxed));
         if (o->scope_depth && !orch_error(o))
             orch_fail(o, SP_ESCOPE, "orchestration returned with %u scope(s) open", o->scope_depth);
         while (o->scope_depth)

@@ -29,6 +29,7 @@ struct sp_rt_run {
     tmr_ctl result; /* the control block read back after the run */
     int have_result;
     sp_trace_dev trace; /* level 0: not traced */
+    const sp_loaded_callable *callable;
 };
 
 #define TMR_DEFAULT_TRACE_RECORDS (1ull << 18)
@@ -151,6 +152,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         return SP_ENOMEM;
     r->run.dev = p->dev;
     r->api = p->api;
+    r->callable = p->callable;
     r->threads = threads;
     uint64_t t0 = sp_now_ns();
     rc = sp_staging_stage(&r->staging, p->api, p->args, false, p->err, p->err_len);
@@ -193,6 +195,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     c->entry = lc->orch_entry;
     c->backstop_ns =
         p->config.timeout_us ? p->config.timeout_us * 1000ull : TMR_DEFAULT_BACKSTOP_NS;
+    c->kernel_timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
     c->args = r->staging.device_args;
     r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
     r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
@@ -236,7 +239,11 @@ static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
     if (!r->have_result &&
         sp_host_copy_from_device(r->api, &r->result, r->arena.shm, sizeof r->result) == SP_OK)
         r->have_result = 1;
-    if (rc && r->have_result && r->result.message[0])
+    if (rc && r->have_result && atomic_load_explicit(&r->result.fault.claimed,
+                                                     memory_order_relaxed) &&
+        (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
+        rc = sp_fault_report_format(&r->result.fault, r->callable, err, err_len);
+    else if (rc && r->have_result && r->result.message[0])
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)
         snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));

@@ -7,6 +7,7 @@
  * and its own reference, and wakes whoever waits. */
 #include <string.h>
 
+#include "common/fault.h"
 #include "common/wait.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
 #include "runtime/tensormap_ringbuffer/tmr_queue.h"
@@ -122,11 +123,28 @@ static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *re
     rec->submit_ns = t->submit_ns;
 }
 
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig,
+                       uint64_t ran_ns)
+{
+    tmr_rt *r = rt;
+    const tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    if (sp_fault_report_claim(&r->c->fault, task, core, t->kernel[lane], sig, ran_ns))
+        tmr_fail(r->c, sig == SP_FAULT_INTERRUPT ? SP_EKERNEL_TIMEOUT : SP_EKERNEL_FAULT, "");
+}
+
+static bool hook_failed(void *rt)
+{
+    /* Relaxed: a stale "not yet" only runs one more block before the drain. */
+    return atomic_load_explicit(&((tmr_rt *)rt)->c->error, memory_order_relaxed) != 0;
+}
+
 static const sp_sched_hooks tmr_hooks = {
     .pop = hook_pop,
     .payload = hook_payload,
     .block_done = hook_block_done,
     .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
 };
 
 /* Tracing: a dummy task completes on this thread, with no core. */
@@ -156,6 +174,7 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
     tmr_rt r = {.c = c, .chip = chip};
     sp_sched s;
     sp_sched_init(&s, chip, ti, tn);
+    s.timeout_ns = c->kernel_timeout_ns;
     sp_trace_writer tw;
     sp_trace_writer_init(&tw, c->trace, ti);
     if (tw.buf)
@@ -180,12 +199,13 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
             break;
         if (!progress) {
             uint64_t w0 = phases ? sp_ticks() : 0;
-            sp_chip_event_wait(chip, snap, 0);
+            sp_sched_idle_wait(&s, snap);
             if (phases)
                 sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
         }
     }
-    return SP_OK;
+    /* A kernel fault recorded by any thread is the launch's result too. */
+    return atomic_load_explicit(&c->error, memory_order_acquire);
 }
 
 int tmr_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)

@@ -1,0 +1,58 @@
+/* Kernel fault reports: claimed on the chip, formatted on the host. */
+#include "runtime/shared/fault_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/fault.h"
+#include "simpler/status.h"
+
+bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
+                           int sig, uint64_t ran_ns)
+{
+    int32_t expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&r->claimed, &expected, 1, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return false;
+    r->sig = sig;
+    r->task = task;
+    r->core = core;
+    r->kernel = kernel;
+    r->ran_ns = ran_ns;
+    return true;
+}
+
+int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *lc, char *msg,
+                           size_t len)
+{
+    int32_t func_id = -1;
+    const char *entry = "?";
+    if (lc && r->kernel >= 0 && (uint32_t)r->kernel < lc->kernel_count) {
+        func_id = lc->kernels[r->kernel].func_id;
+        entry = lc->kernels[r->kernel].entry;
+    }
+    if (r->sig == SP_FAULT_INTERRUPT) {
+        snprintf(msg, len,
+                 "task %llu: kernel '%s' (func_id %d) on core %u ran %.1f ms, past its timeout, "
+                 "and was stopped",
+                 (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
+        return SP_EKERNEL_TIMEOUT;
+    }
+    snprintf(msg, len, "task %llu: kernel '%s' (func_id %d) crashed on core %u with %s",
+             (unsigned long long)r->task, entry, func_id, r->core, sp_fault_name(r->sig));
+    return SP_EKERNEL_FAULT;
+}
+
+uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
+{
+    if (config_timeout_us)
+        return config_timeout_us * 1000ull;
+    const char *env = getenv("SIMPLER_KERNEL_TIMEOUT_MS");
+    if (env && *env) {
+        char *end;
+        unsigned long long ms = strtoull(env, &end, 10);
+        if (!*end && ms > 0)
+            return ms * 1000000ull;
+    }
+    return SP_DEFAULT_KERNEL_TIMEOUT_NS;
+}

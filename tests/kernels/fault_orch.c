@@ -1,0 +1,36 @@
+/* Orchestration for the fault tests: scalar 0 picks the failing kernel
+ * (func_id 1..4) or 9 for a crash of the orchestration itself; tasks that
+ * mark y run around it. Built without sanitizers (see fault_kernels.c). */
+#include "simpler/orchestration.h"
+
+enum { F_MARK = 0 };
+#define CRASH_ORCHESTRATION 9
+
+SP_ORCHESTRATION(fault_orch)
+{
+    sp_tensor y = args->tensors[0];
+    uint64_t mode = args->scalars[0];
+    sp_tensor e0, e1;
+    sp_tensor_slice(&y, 0, 0, 1, &e0);
+    sp_tensor_slice(&y, 0, 1, 1, &e1);
+    sp_task t = sp_task_aiv(F_MARK);
+    sp_task_arg(&t, &e0, SP_OUT_EXISTING);
+    sp_task_scalar(&t, 11);
+    if (sp_submit(o, &t) < 0)
+        return;
+    if (mode == CRASH_ORCHESTRATION) {
+        volatile uintptr_t bad = 8; /* volatile: the compiler cannot see it is invalid */
+        *(volatile int *)bad = 1;
+    }
+    if (mode) {
+        sp_task f = sp_task_aiv((int32_t)mode);
+        sp_task_arg(&f, &e1, SP_OUT_EXISTING);
+        sp_task_scalar(&f, 1);
+        if (sp_submit(o, &f) < 0)
+            return;
+    }
+    t = sp_task_aiv(F_MARK);
+    sp_task_arg(&t, &e1, SP_INOUT);
+    sp_task_scalar(&t, 22);
+    sp_submit(o, &t);
+}
