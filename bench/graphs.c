@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/paths.h"
 #include "example.h"
 #include "platform/device.h"
 #include "simpler/status.h"
@@ -44,20 +45,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* <dir of this executable>/<rel>, into buf; -1 if it does not fit. */
-static int beside_exe(char *buf, size_t len, const char *rel)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    return snprintf(buf, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -249,9 +236,9 @@ int main(int argc, char **argv)
 
     char module[PATH_MAX], graphs[PATH_MAX], pa[PATH_MAX], rel[64];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", runtime);
-    if (beside_exe(module, sizeof module, rel) ||
-        beside_exe(graphs, sizeof graphs, "../bench/hbg_graphs.spc") ||
-        beside_exe(pa, sizeof pa, "../examples/paged_attention.spc")) {
+    if (sp_path_beside_exe(module, sizeof module, rel) ||
+        sp_path_beside_exe(graphs, sizeof graphs, "../bench/hbg_graphs.spc") ||
+        sp_path_beside_exe(pa, sizeof pa, "../examples/paged_attention.spc")) {
         fprintf(stderr, "bench_graphs: path too long\n");
         return 1;
     }

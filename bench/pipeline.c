@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/paths.h"
 #include "common/wait.h"
 #include "example.h"
 #include "simpler/status.h"
@@ -20,19 +21,6 @@
 
 #define MAX_OVERRIDES 16
 #define BLOCKS 4
-
-static int beside_exe(char *buf, size_t len, const char *rel)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    return snprintf(buf, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
-}
 
 /* Two instances, so a run can be prepared while the other executes. */
 typedef struct bench {
@@ -121,8 +109,8 @@ int main(int argc, char **argv)
     }
     char module[PATH_MAX], spc[PATH_MAX], rel[64];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", runtime);
-    beside_exe(module, sizeof module, rel);
-    beside_exe(spc, sizeof spc, "../examples/paged_attention.spc");
+    sp_path_beside_exe(module, sizeof module, rel);
+    sp_path_beside_exe(spc, sizeof spc, "../examples/paged_attention.spc");
 
     bench b;
     memset(&b, 0, sizeof b);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/paths.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 #include "simpler/worker.h"
@@ -43,20 +44,6 @@ static int parse_host(int argc, char **argv, int *i, void *ctx)
     return 1;
 }
 
-/* <dir of this executable>/<rel>, into buf; -1 if it does not fit. */
-static int beside_exe(char *buf, size_t len, const char *rel)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    return snprintf(buf, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
-}
-
 static int run(sp_worker *w, uint32_t id, const sp_args *args, sp_run_stats *st, uint64_t *wall)
 {
     uint64_t t0 = suite_now_ns();
@@ -80,9 +67,10 @@ int main(int argc, char **argv)
     }
     char module[PATH_MAX], callable[PATH_MAX], rel[64];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", h.runtime);
-    if (beside_exe(module, sizeof module, rel) ||
-        beside_exe(callable, sizeof callable,
-                   o.real ? "../bench/suite/suite_chol.spc" : "../bench/suite/suite_dag.spc"))
+    if (sp_path_beside_exe(module, sizeof module, rel) ||
+        sp_path_beside_exe(callable, sizeof callable,
+                           o.real ? "../bench/suite/suite_chol.spc"
+                                  : "../bench/suite/suite_dag.spc"))
         return 1;
 
     /* The geometry is explicit so the table can say which one was measured. */

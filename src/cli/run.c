@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/npy.h"
 #include "cli/trace_model.h"
+#include "common/paths.h"
 #include "example.h"
 #include "simpler/status.h"
 #include "simpler/worker.h"
@@ -128,20 +129,6 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     return 0;
 }
 
-/* <dir of the simpler executable>/<rel>, into buf. */
-static int beside_exe(char *buf, size_t len, const char *rel)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    return snprintf(buf, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
-}
-
 static int save_tensors(const ex_instance *inst, const char *dir)
 {
     if (mkdir(dir, 0755) && errno != EEXIST) {
@@ -233,9 +220,9 @@ int cli_run(int argc, char **argv)
 
     char module[PATH_MAX], callable[PATH_MAX], rel[128];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", o.runtime);
-    beside_exe(module, sizeof module, rel);
+    sp_path_beside_exe(module, sizeof module, rel);
     snprintf(rel, sizeof rel, "../examples/%s.spc", ex->name);
-    beside_exe(callable, sizeof callable, rel);
+    sp_path_beside_exe(callable, sizeof callable, rel);
 
     sp_worker_options wo = {0};
     wo.prewarm.clusters = (uint32_t)o.clusters;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/paths.h"
 #include "platform/chip.h"
 #include "platform/device.h"
 #include "simpler/status.h"
@@ -118,11 +119,8 @@ int cli_smoke(int argc, char **argv)
 
     /* A kernel from bytes, on every core. */
     char path[4096];
-    ssize_t len = readlink("/proc/self/exe", path, sizeof path - 64);
-    CHECK(len > 0, "cannot find the simpler executable");
-    path[len] = 0;
-    char *slash = strrchr(path, '/');
-    strcpy(slash ? slash + 1 : path, "../lib/sp_smoke_kernel.so");
+    CHECK(sp_path_beside_exe(path, sizeof path, "../lib/sp_smoke_kernel.so") == 0,
+          "cannot find the simpler executable");
     size_t ksize;
     kbytes = read_file(path, &ksize);
     CHECK(kbytes != NULL, "cannot read %s", path);
