@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build run test test-asan test-tsan bench format format-check clean
+.PHONY: all deps build run test test-unit test-asan test-tsan bench fuzz format format-check clean
 
 all: build
 
@@ -20,7 +20,11 @@ run: build
 	$(BUILD)/bin/simpler smoke
 	$(BUILD)/bin/simpler run paged_attention --runtime hbg --case large
 
-test: build
+# The whole suite, then again under AddressSanitizer + UBSan and under
+# ThreadSanitizer: CI runs exactly this, so the sanitizers gate every landing.
+test: test-unit test-asan test-tsan
+
+test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The peer suite (issue 7, docs/BENCHMARKS.md): StarPU, OpenMP (libgomp,
@@ -45,11 +49,36 @@ test-asan: deps build-asan/CMakeCache.txt
 build-tsan/CMakeCache.txt: | deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLER_SANITIZE=thread
 
-# ThreadSanitizer over the tests that can run under it (tests/plain: Criterion
-# does not start under TSan). halt_on_error: a report fails the test.
+# ThreadSanitizer over the whole suite. Criterion does not start under TSan,
+# so build-tsan links the Criterion tests against tests/support/crshim (one
+# forked child per test, as Criterion). halt_on_error: a report fails the test.
 test-tsan: deps build-tsan/CMakeCache.txt
 	cmake --build build-tsan -j $(JOBS)
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -L plain
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS)
+
+# libFuzzer targets (issue 8, docs/RELIABILITY.md "Fuzzing"), built with
+# Debian's clang and compiler-rt in build-fuzz: the whole tree under ASan +
+# UBSan with fuzzer coverage (fuzzer-no-link), the targets with -fsanitize=fuzzer.
+# Each runs FUZZ_SECONDS over a scratch corpus (build-fuzz/fuzz-corpus/<t>)
+# seeded from tests/fuzz/corpus/<t> and regressions/<t>; a crash stops
+# `make fuzz` and leaves its input in build-fuzz/fuzz-artifacts/<t>/.
+FUZZ_DEPS    = clang libclang-rt-dev
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = callable args
+
+fuzz:
+	@SIMPLER_DEPS_EXTRA="$(FUZZ_DEPS)" tools/install-deps.sh
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSIMPLER_SANITIZE=address,undefined,fuzzer-no-link -DSIMPLER_FUZZ=ON \
+	  -DCMAKE_C_FLAGS=-Wno-unknown-warning-option
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/fuzz-corpus/$$t build-fuzz/fuzz-artifacts/$$t; \
+	  echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  build-fuzz/bin/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build-fuzz/fuzz-artifacts/$$t/ build-fuzz/fuzz-corpus/$$t \
+	    tests/fuzz/corpus/$$t tests/fuzz/regressions/$$t; \
+	done
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h')
 
@@ -61,3 +90,23 @@ format-check:
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan
+
+# The soak test (issue 8, docs/RELIABILITY.md): SOAK_RUNS runs (default
+# 10^4, a few minutes on 2 CPUs) over both runtimes and lanes, every example
+# and injected faults; fails on a wrong result, an unnamed fault, or resident
+# memory / open descriptors growing after warm-up. Not part of `make test`.
+soak: build
+	$(BUILD)/bin/soak
+
+# valgrind memcheck over representative runs: no invalid access, no
+# definite leak (--error-exitcode makes either fail the target).
+VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+
+valgrind: build
+	@SIMPLER_DEPS_EXTRA="valgrind" tools/install-deps.sh
+	$(VALGRIND) $(BUILD)/bin/simpler run paged_attention --case small --runtime hbg
+	$(VALGRIND) $(BUILD)/bin/simpler run paged_attention --case small --runtime tmr
+	$(VALGRIND) $(BUILD)/bin/quickstart $(BUILD)/lib/libsimpler_hbg_sim.so \
+	  $(BUILD)/docs/quickstart/quickstart_callable.spc
+
+.PHONY: soak valgrind

@@ -59,9 +59,8 @@ int main(int argc, char **argv)
     int bad = 0;
     for (int i = 0; i < N; i++)
         bad += z[i] != 2.0f * (float)i + 1.0f;
-    printf("quickstart: %llu tasks, %llu edges, z = 2*x + y: %s\n",
-           (unsigned long long)st.tasks, (unsigned long long)st.edges,
-           bad ? "WRONG" : "PASS");
+    printf("quickstart: %llu tasks, %llu edges, z = 2*x + y: %s\n", (unsigned long long)st.tasks,
+           (unsigned long long)st.edges, bad ? "WRONG" : "PASS");
     sp_worker_close(w);
     return bad ? 1 : 0;
 }

@@ -140,7 +140,8 @@ static inline int sp_tensor_byte_extent(const sp_tensor *t, uint64_t *lo, uint64
         else
             max_el += span;
     }
-    if (min_el < 0 || (max_el + 1) * (__int128)es > (__int128)UINT64_MAX)
+    /* Divide, not multiply: max_el may be near 2^126, and the product wrap. */
+    if (min_el < 0 || max_el + 1 > (__int128)(UINT64_MAX / es))
         return SP_ESHAPE;
     *lo = (uint64_t)(min_el * (__int128)es);
     *hi = (uint64_t)((max_el + 1) * (__int128)es);
@@ -177,10 +178,15 @@ static inline int sp_tensor_slice(const sp_tensor *in, int dim, int64_t start, i
 {
     if (!in || !out)
         return SP_EINVAL;
-    if (dim < 0 || dim >= in->ndim || start < 0 || len < 1 || start > in->shape[dim] - len)
+    if (in->ndim > SP_MAX_DIMS || dim < 0 || dim >= in->ndim || start < 0 || len < 1 ||
+        in->shape[dim] < len || start > in->shape[dim] - len)
+        return SP_ESHAPE;
+    /* 128-bit: start * stride need not fit an int64_t for a huge buffer. */
+    __int128 offset = (__int128)in->offset + (__int128)start * in->strides[dim];
+    if (offset < 0 || offset > INT64_MAX)
         return SP_ESHAPE;
     sp_tensor v = *in;
-    v.offset += start * in->strides[dim];
+    v.offset = (int64_t)offset;
     v.shape[dim] = len;
     if (!sp_tensor_is_valid(&v))
         return SP_ESHAPE;
@@ -224,7 +230,8 @@ static inline int sp_tensor_transpose(const sp_tensor *in, int d0, int d1, sp_te
 {
     if (!in || !out)
         return SP_EINVAL;
-    if (d0 < 0 || d1 < 0 || d0 >= in->ndim || d1 >= in->ndim)
+    /* ndim is checked too: a malformed one would index past shape[]. */
+    if (in->ndim > SP_MAX_DIMS || d0 < 0 || d1 < 0 || d0 >= in->ndim || d1 >= in->ndim)
         return SP_ESHAPE;
     sp_tensor v = *in;
     v.shape[d0] = in->shape[d1];
@@ -242,9 +249,11 @@ static inline int sp_tensor_element_offset(const sp_tensor *t, int64_t index, ui
     int64_t n = sp_tensor_numel(t);
     if (n == 0 || index < 0 || index >= n || !sp_tensor_is_valid(t))
         return SP_ESHAPE;
-    int64_t el = t->offset;
+    /* 128-bit: in a valid view of a byte-sized dtype, an element index may
+     * pass INT64_MAX (it is below 2^64, so the cast below is exact). */
+    __int128 el = t->offset;
     for (int d = t->ndim - 1; d >= 0; d--) {
-        el += (index % t->shape[d]) * t->strides[d];
+        el += (__int128)(index % t->shape[d]) * t->strides[d];
         index /= t->shape[d];
     }
     *off = (uint64_t)el * sp_tensor_elem_size(t);

@@ -336,6 +336,14 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         p.config = *config;
     if (rc == SP_OK)
         rc = sp_runtime_prepare(&p, &r->rt);
+    if (rc == SP_EDEVMEM) {
+        /* Name the limit that was hit: the device's size and what is in use
+         * (after the failed request was rolled back). */
+        size_t n = strlen(why);
+        snprintf(why + n, sizeof why - n, " (device %d memory: %llu of %llu bytes in use)",
+                 c->device_id, (unsigned long long)sp_device_committed_bytes(c->dev),
+                 (unsigned long long)sp_device_memory_bytes(c->dev));
+    }
     if (rc) {
         run_fail(c, r, rc, why);
         release_slot_bank(c, desc);
@@ -343,6 +351,7 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         return rc;
     }
     r->callable_id = callable_id;
+    r->owner = c;
     r->state = RUN_PREPARED;
     r->magic = SP_RUN_STORAGE_MAGIC;
     return SP_OK;
@@ -356,6 +365,9 @@ static int check_run(sp_module_ctx *c, sp_module_run *r, const char *op)
         return ctx_fail(c, SP_EINVAL, "%s: NULL run storage", op);
     if (r->magic != SP_RUN_STORAGE_MAGIC)
         return ctx_fail(c, SP_ESTATE, "%s: run storage holds no prepared run", op);
+    /* Another context's run would release this one's slots and banks. */
+    if (r->owner != c)
+        return ctx_fail(c, SP_EINVAL, "%s: run storage was prepared by another context", op);
     return SP_OK;
 }
 

@@ -33,7 +33,8 @@ typedef struct sp_module_run {
     uint64_t magic; /* SP_RUN_STORAGE_MAGIC while prepared */
     uint32_t state;
     uint32_t callable_id;
-    int result; /* once RUN_DONE */
+    int result;        /* once RUN_DONE */
+    const void *owner; /* the context that prepared it: no other may touch it */
     sp_run_descriptor desc;
     sp_host_api api;
     sp_rt_run *rt;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "simpler/status.h"
@@ -51,6 +52,11 @@ static void lane_shape(sp_worker *w, const sp_pipeline_contract *c)
 SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt, sp_worker **out,
                              char *err, size_t err_len)
 {
+    char no_err[1];
+    if (!err) { /* the caller does not want the text: never write through NULL */
+        err = no_err;
+        err_len = sizeof no_err;
+    }
     if (!out) {
         snprintf(err, err_len, "NULL output pointer");
         return SP_EINVAL;
@@ -135,6 +141,12 @@ SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const 
     FILE *f = fopen(path, "rb");
     if (!f)
         return worker_fail(w, SP_ESYS, "cannot open callable '%s'", path);
+    /* A directory opens too, and its "size" (LONG_MAX) must not reach malloc. */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return worker_fail(w, SP_ESYS, "callable '%s' is not a regular file", path);
+    }
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);

@@ -71,13 +71,13 @@ Test(tensor, slice_moves_offset_and_keeps_strides)
     cr_assert_eq(s.shape[0], 3);
     cr_assert(sp_tensor_is_contiguous(&s));
     uint64_t lo, hi;
-    sp_tensor_byte_extent(&s, &lo, &hi);
+    cr_assert_eq(sp_tensor_byte_extent(&s, &lo, &hi), SP_OK);
     cr_assert_eq(lo, 128);
     cr_assert_eq(hi, 5 * 16 * 4);
     /* Column slice: not contiguous, extent spans the rows it touches. */
     cr_assert_eq(sp_tensor_slice(&t, 1, 4, 2, &s), SP_OK);
     cr_assert_not(sp_tensor_is_contiguous(&s));
-    sp_tensor_byte_extent(&s, &lo, &hi);
+    cr_assert_eq(sp_tensor_byte_extent(&s, &lo, &hi), SP_OK);
     cr_assert_eq(lo, 16);
     cr_assert_eq(hi, (7 * 16 + 6) * 4);
     cr_assert_eq(sp_tensor_slice(&t, 0, 7, 2, &s), SP_ESHAPE);

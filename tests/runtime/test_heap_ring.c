@@ -23,9 +23,9 @@ Test(heap_ring, carves_in_order_and_exhausts)
 Test(heap_ring, wraps_to_the_start_once_the_oldest_is_released)
 {
     sp_heap_ring r = {.size = 1000};
-    sp_heap_ring_take(&r, 0, 400);                                  /* A: [0, 400) */
-    sp_heap_ring_take(&r, sp_heap_ring_fit(&r, 400, false), 400);   /* B: [400, 800) */
-    sp_heap_ring_release(&r, 400, false);                           /* A released */
+    sp_heap_ring_take(&r, 0, 400);                                /* A: [0, 400) */
+    sp_heap_ring_take(&r, sp_heap_ring_fit(&r, 400, false), 400); /* B: [400, 800) */
+    sp_heap_ring_release(&r, 400, false);                         /* A released */
     uint64_t at = sp_heap_ring_fit(&r, 300, false);
     cr_assert_eq(at, 0, "300 bytes do not fit the 200 at the end: wrap");
     sp_heap_ring_take(&r, at, 300); /* C: [0, 300), head < tail now */

@@ -17,14 +17,25 @@
 
 enum { F_SEGV = 1, F_FPE = 2, F_BUS = 3, F_HANG = 4, CRASH_ORCHESTRATION = 9 };
 
+/* A hung kernel is stopped by SP_FAULT_INTERRUPT (pthread_kill). TSan holds
+ * an asynchronous signal back until the thread next enters one of its
+ * interceptors, which a kernel spinning in uninstrumented code never does, so
+ * under TSan (the crshim build defines SP_TEST_UNDER_TSAN) the hang tests
+ * would only time out: they are skipped there, and run in every other build. */
+#ifdef SP_TEST_UNDER_TSAN
+#define HANG_TEST_DISABLED true
+#else
+#define HANG_TEST_DISABLED false
+#endif
+
 static sp_worker *w;
 static uint64_t y[4];
 static sp_args args;
 
 static void open_on(int runtime)
 {
-    const char *module = runtime ? SP_MODULE_DIR "/libsimpler_tmr_sim.so"
-                                 : SP_MODULE_DIR "/libsimpler_hbg_sim.so";
+    const char *module =
+        runtime ? SP_MODULE_DIR "/libsimpler_tmr_sim.so" : SP_MODULE_DIR "/libsimpler_hbg_sim.so";
     char err[1024] = "";
     cr_assert_eq(sp_worker_open(module, NULL, &w, err, sizeof err), SP_OK, "%s", err);
     const char *k = SP_TEST_KERNEL_DIR "/fault_kernels.so";
@@ -87,8 +98,7 @@ ParameterizedTestParameters(faults, a_crashing_kernel_is_named_and_survived)
     return cr_make_param_array(fault_case, cases, sizeof cases / sizeof cases[0]);
 }
 
-ParameterizedTest(fault_case *fc, faults, a_crashing_kernel_is_named_and_survived,
-                  .timeout = 60)
+ParameterizedTest(fault_case *fc, faults, a_crashing_kernel_is_named_and_survived, .timeout = 60)
 {
     static const char *const names[] = {"", "SIGSEGV", "SIGFPE", "SIGBUS"};
     static const char *const entries[] = {"", "fault_segv", "fault_fpe", "fault_bus"};
@@ -111,12 +121,12 @@ ParameterizedTestParameters(faults, a_kernel_that_never_returns_is_stopped)
     return cr_make_param_array(int, runtimes, 2);
 }
 
-ParameterizedTest(int *rt, faults, a_kernel_that_never_returns_is_stopped, .timeout = 60)
+ParameterizedTest(int *rt, faults, a_kernel_that_never_returns_is_stopped, .timeout = 60,
+                  .disabled = HANG_TEST_DISABLED)
 {
     open_on(*rt);
     int rc = run_mode(F_HANG, 100000); /* 100 ms */
-    cr_assert_eq(rc, SP_EKERNEL_TIMEOUT, "got %s: %s", sp_status_name(rc),
-                 sp_worker_last_error(w));
+    cr_assert_eq(rc, SP_EKERNEL_TIMEOUT, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
     assert_message("fault_hang");
     assert_message("ran");
     assert_message("core");
@@ -126,7 +136,8 @@ ParameterizedTest(int *rt, faults, a_kernel_that_never_returns_is_stopped, .time
     sp_worker_close(w);
 }
 
-Test(faults, the_timeout_comes_from_the_environment_too, .timeout = 60)
+Test(faults, the_timeout_comes_from_the_environment_too, .timeout = 60,
+     .disabled = HANG_TEST_DISABLED)
 {
     setenv("SIMPLER_KERNEL_TIMEOUT_MS", "50", 1);
     open_on(0);
@@ -142,8 +153,7 @@ ParameterizedTestParameters(faults, a_crashing_orchestration_is_named_and_surviv
     return cr_make_param_array(int, runtimes, 2);
 }
 
-ParameterizedTest(int *rt, faults, a_crashing_orchestration_is_named_and_survived,
-                  .timeout = 60)
+ParameterizedTest(int *rt, faults, a_crashing_orchestration_is_named_and_survived, .timeout = 60)
 {
     open_on(*rt);
     int rc = run_mode(CRASH_ORCHESTRATION, 0);

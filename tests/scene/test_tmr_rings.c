@@ -118,8 +118,7 @@ Test(tmr_rings, a_long_program_streams_through_a_small_window)
 Test(tmr_rings, a_scope_larger_than_the_window_is_named)
 {
     int rc = run_mode(MODE_SCOPE_OVERFLOW, 100, 64, 1 << 20, 0, NULL);
-    cr_assert_eq(rc, SP_ESCOPE_DEADLOCK, "got %s: %s", sp_status_name(rc),
-                 sp_worker_last_error(w));
+    cr_assert_eq(rc, SP_ESCOPE_DEADLOCK, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
     cr_assert(strstr(sp_worker_last_error(w), "64-slot window") != NULL, "%s",
               sp_worker_last_error(w));
     assert_next_run_passes();
@@ -134,8 +133,7 @@ Test(tmr_rings, a_scope_that_fits_the_window_runs)
 Test(tmr_rings, a_task_larger_than_the_heap_is_named)
 {
     int rc = run_mode(MODE_TASK_TOO_BIG, 1 << 20, 64, 64 * 1024, 0, NULL);
-    cr_assert_eq(rc, SP_EHEAP_TOO_SMALL, "got %s: %s", sp_status_name(rc),
-                 sp_worker_last_error(w));
+    cr_assert_eq(rc, SP_EHEAP_TOO_SMALL, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
     assert_next_run_passes();
 }
 
@@ -143,17 +141,15 @@ Test(tmr_rings, a_heap_too_small_for_a_scope_is_named)
 {
     /* 32 outputs of 1 KiB held by one scope, 16 KiB of heap. */
     int rc = run_mode(MODE_SCOPE_HEAP, 32, 64, 16 * 1024, 0, NULL);
-    cr_assert_eq(rc, SP_EHEAP_DEADLOCK, "got %s: %s", sp_status_name(rc),
-                 sp_worker_last_error(w));
+    cr_assert_eq(rc, SP_EHEAP_DEADLOCK, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
     assert_next_run_passes();
 }
 
 Test(tmr_rings, a_control_wait_past_the_backstop_is_named)
 {
-    /* The kernel is busy for 300 ms; the backstop is 20 ms. */
+    /* The producers are busy for 300 ms, each kernel 5 ms; the backstop is 20 ms. */
     int rc = run_mode(MODE_CONTROL_WAIT, 300000, 64, 1 << 20, 20000, NULL);
-    cr_assert_eq(rc, SP_ECONTROL_WAIT, "got %s: %s", sp_status_name(rc),
-                 sp_worker_last_error(w));
+    cr_assert_eq(rc, SP_ECONTROL_WAIT, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
     assert_next_run_passes();
 }
 
@@ -167,8 +163,7 @@ Test(tmr_rings, a_control_read_waits_for_its_producer)
 Test(tmr_rings, using_an_output_after_its_creator_retired_is_named)
 {
     int rc = run_mode(MODE_RETIRED, 100, 16, 1 << 20, 0, NULL);
-    cr_assert_eq(rc, SP_ETENSOR_RETIRED, "got %s: %s", sp_status_name(rc),
-                 sp_worker_last_error(w));
+    cr_assert_eq(rc, SP_ETENSOR_RETIRED, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
     assert_next_run_passes();
 }
 

@@ -146,7 +146,7 @@ Test(lane, stale_and_forged_handles_are_refused)
 
 Test(lane, the_successor_is_prepared_while_its_predecessor_executes)
 {
-    /* A runs a kernel busy for 300 ms; B is submitted (prepared) meanwhile. */
+    /* A runs kernels busy for 300 ms; B is submitted (prepared) meanwhile. */
     static job a, b;
     job_init(&a, MODE_CONTROL_WAIT, 300000);
     job_init(&b, MODE_INDEPENDENT, 50);

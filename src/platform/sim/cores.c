@@ -16,8 +16,7 @@
  * interrupted for running too long) ends its dispatch with a fault, not the
  * process. Its own frame keeps the caller's locals out of the longjmp's way.
  * Returns the signal, or 0. */
-__attribute__((noinline)) static int run_kernel(const sp_chip_payload *p,
-                                                const sp_kernel_ctx *ctx)
+__attribute__((noinline)) static int run_kernel(const sp_chip_payload *p, const sp_kernel_ctx *ctx)
 {
     sp_fault_guard g;
     if (SP_FAULT_TRY(&g)) {
@@ -56,7 +55,7 @@ void *sim_core_main(void *arg)
             ctx.task_id = p.task_id;
             fault = run_kernel(&p, &ctx);
         }
-        core->fault = fault; /* plain: the FIN release publishes it */
+        core->fault = fault;              /* plain: the FIN release publishes it */
         if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
             core->start_ns = t0;
             core->end_ns = sp_ticks();

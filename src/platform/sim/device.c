@@ -104,6 +104,18 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
     const char *cpus = getenv("SIMPLER_SIM_CPUS");
     if (cpus && *cpus && !dev->options.chip_cpus)
         dev->options.chip_cpus = parse_cpu_list(cpus);
+    /* SIMPLER_SIM_MEMORY_MB=16: a small device, so tests can exhaust its
+     * memory without touching gigabytes; an explicit option wins. */
+    const char *mem_mb = getenv("SIMPLER_SIM_MEMORY_MB");
+    if (mem_mb && *mem_mb && !dev->options.memory_bytes) {
+        char *end;
+        unsigned long long mb = strtoull(mem_mb, &end, 10);
+        if (*end == 0 && mb > 0 && mb <= (1ull << 20))
+            dev->options.memory_bytes = mb << 20;
+        else
+            SP_WARN("device %d: ignoring SIMPLER_SIM_MEMORY_MB='%s' (want 1..1048576)", device_id,
+                    mem_mb);
+    }
     dev->geometry = geometry_resolve(opt);
     int rc = sp_geometry_validate(&dev->geometry);
     if (rc) {

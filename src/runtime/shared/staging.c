@@ -59,7 +59,17 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
         int rc = check_arg(args, i, err, err_len);
         if (rc)
             return rc;
-        total += (args->tensors[i].buf_bytes + 63) & ~63ull;
+        /* Untrusted sizes: neither the rounding nor the sum may wrap, or
+         * tensors would be placed past the end of the buffer. */
+        uint64_t bytes = args->tensors[i].buf_bytes;
+        if (bytes > UINT64_MAX - 63 ||
+            __builtin_add_overflow(total, (bytes + 63) & ~63ull, &total)) {
+            snprintf(err, err_len,
+                     "run argument %u: its %llu-byte buffer takes the run's staging past 2^64 "
+                     "bytes",
+                     i, (unsigned long long)bytes);
+            return SP_EDEVMEM;
+        }
     }
     uint64_t base = 0;
     if (total) {

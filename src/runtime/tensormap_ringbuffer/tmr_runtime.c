@@ -239,8 +239,8 @@ static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
     if (!r->have_result &&
         sp_host_copy_from_device(r->api, &r->result, r->arena.shm, sizeof r->result) == SP_OK)
         r->have_result = 1;
-    if (rc && r->have_result && atomic_load_explicit(&r->result.fault.claimed,
-                                                     memory_order_relaxed) &&
+    if (rc && r->have_result &&
+        atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
         (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
         rc = sp_fault_report_format(&r->result.fault, r->callable, err, err_len);
     else if (rc && r->have_result && r->result.message[0])

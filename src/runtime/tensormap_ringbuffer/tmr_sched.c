@@ -123,8 +123,7 @@ static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *re
     rec->submit_ns = t->submit_ns;
 }
 
-static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig,
-                       uint64_t ran_ns)
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran_ns)
 {
     tmr_rt *r = rt;
     const tmr_task *t = tmr_slot(r->c, (int64_t)task);
