@@ -101,9 +101,13 @@ typedef void (*sp_orch_config_fn)(sp_orch_config *cfg);
 /* A task of `shape` with no kernels, arguments or dependencies yet. */
 static inline sp_task sp_task_make(sp_task_shape shape)
 {
+    /* Only the header is set: the argument arrays are read up to their
+     * counts, so zeroing their ~550 bytes on every submit would be waste
+     * (a fifth of a submit's instructions, measured). */
     sp_task t;
-    memset(&t, 0, sizeof t);
     t.shape = (uint8_t)shape;
+    t.tensor_count = t.scalar_count = t.dep_count = t.overflow = 0;
+    t.pad[0] = t.pad[1] = t.pad[2] = 0;
     t.block_num = 1;
     t.func_id[0] = t.func_id[1] = t.func_id[2] = SP_FUNC_NONE;
     return t;
