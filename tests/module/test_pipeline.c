@@ -17,6 +17,8 @@
 #include "simpler/tensor.h"
 #include "worker/module_loader.h"
 
+#include "orch_tmr_callable.h"
+
 #define Y_LEN 64
 
 typedef struct rig {
@@ -36,17 +38,9 @@ static void rig_open(const char *module)
     R.m.simpler_bind_logging(4, NULL, NULL); /* failures below are expected */
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
     cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL), SP_OK, "%s", R.m.simpler_last_error(R.ctx));
-    const char *kernels = SP_TEST_KERNEL_DIR "/tmr_kernels.so";
-    sp_callable_kernel_spec k[1] = {
-        {.func_id = 0, .core_type = SP_CORE_AIV, .path = kernels, .entry = "tmr_mark"}};
-    sp_callable_spec spec = {.orch_path = SP_TEST_KERNEL_DIR "/orch_tmr.so",
-                             .orch_entry = "orch_tmr",
-                             .orch_config = "orch_tmr_config",
-                             .kernels = k,
-                             .kernel_count = 1};
     void *blob;
     size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(orch_tmr_blob(&blob, &size, err, sizeof err), SP_OK, "%s", err);
     cr_assert_eq(R.m.simpler_register_callable(R.ctx, 0, blob, size), SP_OK);
     free(blob);
     size_t bytes, align;
@@ -205,17 +199,9 @@ Test(pipeline, a_half_started_launch_leaves_the_device_unusable_until_recreated,
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
     cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL), SP_OK);
     char err[256];
-    const char *kernels = SP_TEST_KERNEL_DIR "/tmr_kernels.so";
-    sp_callable_kernel_spec k[1] = {
-        {.func_id = 0, .core_type = SP_CORE_AIV, .path = kernels, .entry = "tmr_mark"}};
-    sp_callable_spec spec = {.orch_path = SP_TEST_KERNEL_DIR "/orch_tmr.so",
-                             .orch_entry = "orch_tmr",
-                             .orch_config = "orch_tmr_config",
-                             .kernels = k,
-                             .kernel_count = 1};
     void *blob;
     size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK);
+    cr_assert_eq(orch_tmr_blob(&blob, &size, err, sizeof err), SP_OK, "%s", err);
     cr_assert_eq(R.m.simpler_register_callable(R.ctx, 0, blob, size), SP_OK);
     free(blob);
     run_pair(40);

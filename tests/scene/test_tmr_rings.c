@@ -12,6 +12,8 @@
 #include "simpler/tensor.h"
 #include "simpler/worker.h"
 
+#include "orch_tmr_callable.h"
+
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
 
 enum {
@@ -33,24 +35,7 @@ static void setup(void)
 {
     char err[1024] = "";
     cr_assert_eq(sp_worker_open(TMR_MODULE, NULL, &w, err, sizeof err), SP_OK, "%s", err);
-    const char *kernels = SP_TEST_KERNEL_DIR "/tmr_kernels.so";
-    sp_callable_kernel_spec k[2] = {
-        {.func_id = 0, .core_type = SP_CORE_AIV, .path = kernels, .entry = "tmr_mark"},
-        {.func_id = 1, .core_type = SP_CORE_AIV, .path = kernels, .entry = "tmr_slow_mark"},
-    };
-    sp_callable_spec spec = {
-        .orch_path = SP_TEST_KERNEL_DIR "/orch_tmr.so",
-        .orch_entry = "orch_tmr",
-        .orch_config = "orch_tmr_config",
-        .kernels = k,
-        .kernel_count = 2,
-    };
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(orch_tmr_register(w, 0, err, sizeof err), SP_OK, "%s", err);
 }
 
 static void teardown(void)
