@@ -1,6 +1,8 @@
 /* Copies between host and device memory and device memset: round trips,
  * and every range that is not inside one live allocation refused with
- * SP_EBOUNDS and a log line that names the addresses. */
+ * SP_EBOUNDS and a log line that names the addresses. Large copies into
+ * never-written device memory take another path (the memfd is written, not
+ * the mapping): the tests near the end pin that it writes exactly the range. */
 #include <stdlib.h>
 
 #include "memory_test_support.h"
@@ -140,5 +142,76 @@ Test(copies, memset_whole_and_part)
     cr_assert_eq(sp_device_memset(dev, a + N - 10, 0, 11), SP_EBOUNDS);
     cr_assert_eq(sp_device_copy_from(dev, back, a, N), SP_OK);
     cr_assert_arr_eq(back, want, N, "a refused memset writes nothing");
+    sp_device_close(dev);
+}
+
+/* Large enough for the file path of a copy in (memory.c, 256 KiB), not a
+ * page multiple, and started off a page boundary below. */
+enum { BIG = (3 << 20) + 1234, PAGE_OFF = 100 };
+
+static void check_range(sp_device *dev, uint64_t a, const unsigned char *want, size_t n,
+                        const char *what)
+{
+    unsigned char *back = malloc(n);
+    cr_assert_eq(sp_device_copy_from(dev, back, a, n), SP_OK, "%s", what);
+    cr_assert_arr_eq(back, want, n, "%s", what);
+    free(back);
+}
+
+Test(copies, large_copy_into_fresh_memory_writes_exactly_its_range)
+{
+    sp_device *dev = open_device(9, false);
+    size_t total = BIG + 2 * 4096;
+    unsigned char *src = malloc(BIG), *want = calloc(1, total);
+    fill(src, BIG, 5);
+    uint64_t a = must_malloc(dev, total);
+    cr_assert_eq(sp_device_copy_to(dev, a + PAGE_OFF, src, BIG), SP_OK);
+    memcpy(want + PAGE_OFF, src, BIG);
+    check_range(dev, a, want, total, "the copy, and zeros around it in its first and last page");
+    void *h = sp_device_host_map(dev, a, total);
+    cr_assert_not_null(h);
+    cr_assert_arr_eq(h, want, total, "a host map sees the same bytes");
+    cr_assert_eq(sp_device_host_unmap(dev, a), SP_OK);
+    fill(src, BIG, 6);
+    cr_assert_eq(sp_device_copy_to(dev, a + PAGE_OFF, src, BIG), SP_OK, "again, over data");
+    memcpy(want + PAGE_OFF, src, BIG);
+    check_range(dev, a, want, total, "the second copy replaced the first");
+    cr_assert_eq(captured_errors, 0, "%s", captured_all);
+    free(src);
+    free(want);
+    sp_device_close(dev);
+}
+
+Test(copies, large_copy_over_partly_written_memory_keeps_neighbours)
+{
+    sp_device *dev = open_device(10, false);
+    size_t total = BIG + 3 * 4096;
+    unsigned char *src = malloc(BIG), *want = calloc(1, total);
+    unsigned char mark[16];
+    uint64_t a = must_malloc(dev, total);
+    /* Written bytes in the page the copy starts in, in a page in its middle
+     * and in the page it ends in: the copy must overwrite the middle one
+     * and leave the ones outside its range alone. */
+    size_t start = 4096 + PAGE_OFF, mid = start + BIG / 2, end = start + BIG;
+    fill(mark, sizeof mark, 1);
+    cr_assert_eq(sp_device_copy_to(dev, a + start - sizeof mark, mark, sizeof mark), SP_OK);
+    cr_assert_eq(sp_device_copy_to(dev, a + mid, mark, sizeof mark), SP_OK);
+    cr_assert_eq(sp_device_copy_to(dev, a + end, mark, sizeof mark), SP_OK);
+    memcpy(want + start - sizeof mark, mark, sizeof mark);
+    memcpy(want + end, mark, sizeof mark);
+    fill(src, BIG, 2);
+    cr_assert_eq(sp_device_copy_to(dev, a + start, src, BIG), SP_OK);
+    memcpy(want + start, src, BIG);
+    check_range(dev, a, want, total, "the copy over a hole, then data, then a hole");
+    /* Starting in a hole that ends in the middle of the range. */
+    uint64_t b = must_malloc(dev, total);
+    cr_assert_eq(sp_device_copy_to(dev, b + total / 2, mark, sizeof mark), SP_OK);
+    cr_assert_eq(sp_device_copy_to(dev, b, src, BIG), SP_OK);
+    memset(want, 0, total);
+    memcpy(want, src, BIG); /* the mark at total / 2 lies inside the copy */
+    check_range(dev, b, want, total, "a leading hole written through the file, the rest copied");
+    cr_assert_eq(captured_errors, 0, "%s", captured_all);
+    free(src);
+    free(want);
     sp_device_close(dev);
 }

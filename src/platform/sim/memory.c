@@ -3,7 +3,9 @@
  *                 them during a launch; at any other time the view is
  *                 PROT_NONE, so host code that uses a device address instead
  *                 of a host map or a copy faults at once.
- *   platform view a private read-write mapping that copies and memset use.
+ *   platform view a private read-write mapping that copies and memset use
+ *                 (a large copy into never-written pages writes the memfd
+ *                 instead: see copy_in_large).
  * Host maps (host_map.c) are further mappings of the same pages. This file
  * owns the arena, the allocator glue, copies and memset. */
 #include <errno.h>
@@ -317,6 +319,69 @@ int sp_device_memset(sp_device *dev, uint64_t dev_ptr, int value, uint64_t bytes
     return SP_OK;
 }
 
+/* Large host->device copies. A page the arena has never held costs a write
+ * fault through the platform view, and the kernel zeroes it before memcpy
+ * overwrites it; pwrite() into the memfd allocates the page and fills it from
+ * the source in one step, with no fault and no zeroing (128 MiB on the 2-CPU
+ * test VM: ~40 % less CPU, mapping included). Pages already present are copied
+ * through the mapping, which is cheaper than pwrite once they are mapped.
+ * (ftruncate at creation checked the file-size limit, so a pwrite inside the
+ * arena cannot raise SIGXFSZ.) */
+#define SIM_COPY_FILE_MIN (256u << 10)
+
+/* pwrite() all of [src, src+bytes) to arena offset `off`; 0 or errno. */
+static int write_file(int fd, uint64_t off, const unsigned char *src, uint64_t bytes)
+{
+    while (bytes) {
+        size_t chunk = bytes > (1u << 30) ? (1u << 30) : (size_t)bytes;
+        ssize_t n = pwrite(fd, src, chunk, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        src += n;
+        off += (uint64_t)n;
+        bytes -= (uint64_t)n;
+    }
+    return 0;
+}
+
+static int copy_in_large(struct sim_memory *mem, unsigned char *dst, const unsigned char *src,
+                         uint64_t bytes)
+{
+    uint64_t off = (uint64_t)(dst - mem->plat_view);
+    /* The hole (never-written pages) that starts the range, if any. SEEK_DATA
+     * answers without walking the range; data further in is copied through
+     * the mapping, so a range reused from freed storage is never worse off. */
+    off_t data = lseek(mem->fd, (off_t)off, SEEK_DATA);
+    uint64_t hole = 0;
+    if (data >= 0)
+        hole = (uint64_t)data > off ? (uint64_t)data - off : 0;
+    else if (errno == ENXIO) /* no data at or after off */
+        hole = bytes;
+    if (hole > bytes)
+        hole = bytes;
+    if (hole) {
+        int err = write_file(mem->fd, off, src, hole);
+        if (err) {
+            SP_ERROR("device %d: copy of %" PRIu64 " bytes to device offset 0x%" PRIx64
+                     " failed: %s",
+                     mem->device_id, hole, off, strerror(err));
+            return err == ENOMEM || err == ENOSPC ? SP_ENOMEM : SP_ESYS;
+        }
+        /* Map the new pages into the platform view: a read fault maps a
+         * batch of present pages read-only (fault-around), so the copy back
+         * and the next run's copy in find them mapped instead of taking a
+         * write fault per page. A load per page costs less than
+         * MADV_POPULATE_READ, which takes a reference on every page. */
+        uint64_t first = off & ~((uint64_t)mem->page - 1);
+        for (uint64_t o = first; o < off + hole; o += mem->page)
+            (void)*(volatile const unsigned char *)(mem->plat_view + o);
+    }
+    memcpy(dst + hole, src + hole, bytes - hole);
+    return SP_OK;
+}
+
 int sp_device_copy_to(sp_device *dev, uint64_t dev_dst, const void *src, uint64_t bytes)
 {
     if (!dev || !dev->mem || !src) {
@@ -327,6 +392,8 @@ int sp_device_copy_to(sp_device *dev, uint64_t dev_dst, const void *src, uint64_
     unsigned char *p = checked_platform_ptr(dev->mem, dev_dst, bytes, "copy to device");
     if (!p)
         return SP_EBOUNDS;
+    if (bytes >= SIM_COPY_FILE_MIN)
+        return copy_in_large(dev->mem, p, src, bytes);
     memcpy(p, src, bytes);
     return SP_OK;
 }
