@@ -23,6 +23,11 @@ static __thread void *alt_stack;
 static void fault_handler(int sig, siginfo_t *info, void *uctx)
 {
     sp_fault_guard *g = armed;
+    /* An interrupt aimed at a call that has returned: the thread has moved
+     * on to another one, which must not be broken off. */
+    if (g && sig == SP_FAULT_INTERRUPT && g->cancel &&
+        atomic_load_explicit(g->cancel, memory_order_acquire) != g->token)
+        return;
     if (g) {
         armed = NULL;
         g->sig = sig;
@@ -96,6 +101,15 @@ void sp_fault_release(void)
 void sp_fault_arm(sp_fault_guard *g)
 {
     g->sig = 0;
+    g->cancel = NULL;
+    armed = g;
+}
+
+void sp_fault_arm_for(sp_fault_guard *g, const _Atomic uint32_t *cancel, uint32_t token)
+{
+    g->sig = 0;
+    g->cancel = cancel;
+    g->token = token;
     armed = g;
 }
 

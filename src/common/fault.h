@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 /* Sent to a thread to break it out of a guarded call (a kernel timeout). */
 #define SP_FAULT_INTERRUPT SIGUSR2
@@ -25,6 +27,11 @@
 typedef struct sp_fault_guard {
     sigjmp_buf jmp;
     volatile sig_atomic_t sig; /* the signal that ended the call, 0 if none */
+    /* Optional: the interrupt ends this call only while *cancel == token, so
+     * an interrupt meant for an earlier call on the same thread (which
+     * returned just before it arrived) is ignored. NULL: always. */
+    const _Atomic uint32_t *cancel;
+    uint32_t token;
 } sp_fault_guard;
 
 /* Install the handlers once per process (idempotent, thread-safe), and an
@@ -33,6 +40,9 @@ typedef struct sp_fault_guard {
 int sp_fault_install(void);
 /* Arm `g` for the calling thread; use through SP_FAULT_TRY. */
 void sp_fault_arm(sp_fault_guard *g);
+/* Arm `g` so that the interrupt ends the call only while *cancel == token;
+ * use through SP_FAULT_TRY_FOR. */
+void sp_fault_arm_for(sp_fault_guard *g, const _Atomic uint32_t *cancel, uint32_t token);
 /* Disarm after the guarded call returned normally. */
 void sp_fault_end(sp_fault_guard *g);
 /* Name of a signal a guard caught ("SIGSEGV", "timeout" for the interrupt). */
@@ -45,5 +55,7 @@ void sp_fault_release(void);
  * signal mask is not saved (that would be a syscall per guarded call); the
  * handler unblocks the caught signal itself before jumping back. */
 #define SP_FAULT_TRY(g) (sp_fault_arm(g), sigsetjmp((g)->jmp, 0) == 0)
+#define SP_FAULT_TRY_FOR(g, cancel, token)                                                         \
+    (sp_fault_arm_for(g, cancel, token), sigsetjmp((g)->jmp, 0) == 0)
 
 #endif

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +52,11 @@ static void wake_if_parked(sp_waitword *w)
         futex_wake_all(&w->value);
 }
 
+void sp_waitword_wake(sp_waitword *w)
+{
+    wake_if_parked(w);
+}
+
 void sp_waitword_store(sp_waitword *w, uint32_t v)
 {
     atomic_store_explicit(&w->value, v, memory_order_seq_cst);
@@ -76,7 +82,10 @@ uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy 
         return v;
 
     uint64_t start = sp_now_ns();
-    uint64_t spin_end = start + policy->spin_ns;
+    /* Relaxed: the count is a hint about CPU pressure, not a handshake. */
+    bool crowded =
+        policy->awake && atomic_load_explicit(policy->awake, memory_order_relaxed) > policy->cpus;
+    uint64_t spin_end = start + (crowded ? 0 : policy->spin_ns);
     uint64_t yield_end = spin_end + policy->yield_ns;
     for (unsigned i = 1;; i++) {
         v = sp_waitword_load(w);
@@ -106,8 +115,14 @@ uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy 
     for (;;) {
         atomic_fetch_add_explicit(&w->parked, 1, memory_order_seq_cst);
         v = atomic_load_explicit(&w->value, memory_order_seq_cst);
-        if (v == old)
+        if (v == old) {
+            /* Relaxed: see `crowded` above. */
+            if (policy->awake)
+                atomic_fetch_sub_explicit(policy->awake, 1, memory_order_relaxed);
             futex_wait_until(&w->value, old, deadline_ns);
+            if (policy->awake)
+                atomic_fetch_add_explicit(policy->awake, 1, memory_order_relaxed);
+        }
         atomic_fetch_sub_explicit(&w->parked, 1, memory_order_relaxed);
         v = sp_waitword_load(w);
         if (v != old)

@@ -19,6 +19,12 @@ typedef struct sp_waitword {
 typedef struct sp_wait_policy {
     uint32_t spin_ns;  /* busy-poll with a pause instruction */
     uint32_t yield_ns; /* poll with sched_yield between looks */
+    /* Optional (NULL: always spin): a count of the threads of one group that
+     * are not parked, kept by the waits themselves, and the CPUs the group
+     * has. A waiter spins only while the awake threads fit on those CPUs:
+     * beyond that a spinner only keeps the thread it waits for off a CPU. */
+    _Atomic uint32_t *awake;
+    uint32_t cpus;
 } sp_wait_policy;
 
 /* Default: ~20 us spinning, ~200 us yielding, then park. */
@@ -45,6 +51,16 @@ static inline uint32_t sp_waitword_load(sp_waitword *w)
 void sp_waitword_store(sp_waitword *w, uint32_t v);
 /* Add `d` (seq_cst), wake every parked waiter; returns the old value. */
 uint32_t sp_waitword_add(sp_waitword *w, uint32_t d);
+
+/* Add `d` (seq_cst) without waking anybody: for a writer that knows no
+ * parked waiter needs this change; pair with sp_waitword_wake if it may. */
+static inline uint32_t sp_waitword_add_quiet(sp_waitword *w, uint32_t d)
+{
+    return atomic_fetch_add_explicit(&w->value, d, memory_order_seq_cst);
+}
+/* Wake every parked waiter (a look at the parked count, a syscall only if
+ * somebody is parked). */
+void sp_waitword_wake(sp_waitword *w);
 
 /* Wait until the value differs from `old`; returns the new value (acquire).
  * `deadline_ns` is an sp_now_ns() time, 0 for none. On timeout returns `old`

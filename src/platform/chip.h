@@ -3,9 +3,17 @@
  * drives cores through these calls only; every backend implements them.
  *
  * Rules of the handshake:
- *   - A core runs one payload at a time. Dispatch only to an idle core
- *     (sp_chip_core_idle true); each core is driven by one scheduler thread
- *     at a time (schedulers partition the cores between them).
+ *   - A core runs one payload at a time, in dispatch order, from a queue of
+ *     sp_chip_core_queue_depth payloads: it starts the next queued payload
+ *     as soon as one finishes, without a round trip to the scheduler.
+ *     Dispatch only to a core with room (sp_chip_core_pending below the
+ *     depth); each core is driven by one scheduler thread at a time
+ *     (schedulers partition the cores between them).
+ *   - Each dispatch gets a ticket: the core's dispatch counter modulo 2^30
+ *     (SP_CHIP_TICKET_MASK). sp_chip_core_finished says up to which ticket
+ *     a core has finished; results (fault, times) are read per ticket, after
+ *     it finished and before the core's queue wraps onto its slot (i.e.
+ *     before dispatching `depth` more payloads to that core).
  *   - Everything the payload points to (arguments, tensors) is device
  *     memory. A kernel's stores are visible to the scheduler once
  *     sp_chip_core_idle has returned true for that core.
@@ -42,11 +50,14 @@ typedef struct sp_chip_payload {
  * set only when tracing, since reading the clock costs the core time. */
 #define SP_PAYLOAD_TIMED 0x1u
 
+/* Tickets wrap at 30 bits: the next ticket is (t + 1) & SP_CHIP_TICKET_MASK. */
+#define SP_CHIP_TICKET_MASK 0x3fffffffu
+
 /* Where a core stands with its last dispatch. */
 typedef enum sp_core_state {
-    SP_CORE_IDLE = 0,    /* finished (or never dispatched): may be dispatched to */
-    SP_CORE_PENDING = 1, /* doorbell rung, the core has not acknowledged yet */
-    SP_CORE_RUNNING = 2, /* acknowledged: the kernel is running */
+    SP_CORE_IDLE = 0,    /* everything dispatched has finished (or nothing was) */
+    SP_CORE_PENDING = 1, /* payloads queued, the core has not started the next yet */
+    SP_CORE_RUNNING = 2, /* a kernel is running */
 } sp_core_state;
 
 /* Geometry: cores are numbered as in device.h (AICs 0..clusters-1, then
@@ -56,21 +67,29 @@ uint32_t sp_chip_cluster_count(const sp_chip *chip);
 sp_core_type sp_chip_core_type(const sp_chip *chip, uint32_t core);
 uint32_t sp_chip_core_cluster(const sp_chip *chip, uint32_t core);
 
-/* Ring `core`'s doorbell with `payload` (copied; the caller may reuse it).
- * The core must be idle and owned by the calling scheduler thread. */
-void sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *payload);
-/* Non-blocking: true when `core` has finished its last dispatch (acquire:
- * the kernel's stores are visible to the caller). */
+/* How many payloads a core holds at once (the running one included), >= 1. */
+uint32_t sp_chip_core_queue_depth(const sp_chip *chip);
+/* Queue `payload` on `core` (copied; the caller may reuse it) and return its
+ * ticket. The core must have room and be owned by the calling scheduler. */
+uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *payload);
+/* Non-blocking: the ticket up to which `core` has finished (acquire: those
+ * kernels' stores are visible to the caller); the initial ticket is 0. */
+uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core);
+/* Non-blocking: payloads dispatched to `core` and not finished yet. */
+uint32_t sp_chip_core_pending(sp_chip *chip, uint32_t core);
+/* Non-blocking: true when `core` has finished everything dispatched to it. */
 bool sp_chip_core_idle(sp_chip *chip, uint32_t core);
-/* After sp_chip_core_idle returned true for a SP_PAYLOAD_TIMED dispatch:
- * when the core started and ended its kernel (sp_ticks() values). */
-void sp_chip_core_times(sp_chip *chip, uint32_t core, uint64_t *start_ns, uint64_t *end_ns);
-/* After sp_chip_core_idle returned true: the signal that ended the core's
- * last kernel (a crash, or the interrupt below), 0 if it returned normally. */
-int sp_chip_core_fault(sp_chip *chip, uint32_t core);
-/* Ask a core stuck in a kernel to abandon it: its dispatch then finishes
- * with a fault (sp_fault_name: "timeout"). Harmless if the kernel returned. */
-void sp_chip_core_interrupt(sp_chip *chip, uint32_t core);
+/* After `ticket` finished, for a SP_PAYLOAD_TIMED dispatch: when the core
+ * started and ended its kernel (sp_ticks() values). */
+void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *start_ns,
+                        uint64_t *end_ns);
+/* After `ticket` finished: the signal that ended its kernel (a crash, or
+ * the interrupt below), 0 if it returned normally. */
+int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket);
+/* Ask `core` to abandon `ticket` if that kernel is still running: it then
+ * finishes with a fault (sp_fault_name: "timeout"). Harmless if it returned;
+ * never touches the payloads queued behind it. */
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket);
 /* Non-blocking, for diagnostics: the core's handshake state. */
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
 
@@ -79,9 +98,14 @@ sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
  * its cores (and its ready work), and if the scan found nothing to do, waits
  * for the event to move past the snapshot: no completion can be missed. */
 uint32_t sp_chip_event_snapshot(sp_chip *chip);
-/* Wait (spin, yield, park) until the event differs from `snapshot`.
- * deadline_ns is an sp_now_ns() time, 0 for none. 0, or SP_ETIMEOUT. */
+/* Wait (spin, yield, park) until the event differs from `snapshot`: any
+ * finished payload or notify ends the wait. deadline_ns is an sp_now_ns()
+ * time, 0 for none. 0, or SP_ETIMEOUT. */
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns);
+/* The same wait for a scheduler whose cores all have work queued: a parked
+ * caller is woken only by a notify, or by a finish that leaves its core's
+ * queue low (at most half full) — not by every finish. */
+int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns);
 /* Bump the event without a completion: wakes schedulers waiting in
  * sp_chip_event_wait (e.g. new ready work, or a stop request). */
 void sp_chip_event_notify(sp_chip *chip);

@@ -27,6 +27,7 @@ typedef struct sp_device_options {
     uint64_t memory_bytes; /* device memory arena size; 0: default */
     bool no_host_map;      /* behave like a backend without host-map */
     uint64_t chip_cpus;    /* sim: host CPUs the chip's threads may use (bit i = CPU i); 0: all */
+    uint32_t core_queue;   /* sim: payloads a core holds at once (1..8); 0: default */
 } sp_device_options;
 
 #define SP_A2A3_CLUSTERS 24

@@ -43,3 +43,12 @@ SP_KERNEL(chip_gate)
         sched_yield();
     *out = v;
 }
+
+/* args: [0] uint32 log[], [1] uint32 cursor. Appends its task id to the log:
+ * the order in which a core ran what was queued on it. */
+SP_KERNEL(chip_order)
+{
+    uint32_t *log = (uint32_t *)(uintptr_t)args[0];
+    uint32_t *cursor = (uint32_t *)(uintptr_t)args[1];
+    log[__atomic_fetch_add(cursor, 1, __ATOMIC_RELAXED)] = (uint32_t)ctx->task_id;
+}

@@ -38,7 +38,11 @@ static int count_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_
     if (n == 0)
         return NO_CORES;
 
-    bool busy[MAX_OWNED] = {false};
+    /* Per core: the last ticket reaped; queues are kept full. */
+    uint32_t reaped[MAX_OWNED];
+    for (uint32_t i = 0; i < n; i++)
+        reaped[i] = sp_chip_core_finished(chip, owned[i]);
+    uint32_t depth = sp_chip_core_queue_depth(chip);
     uint64_t next = index, finished = 0;
     uint64_t mine = cc->tasks > index ? (cc->tasks - index + count - 1) / count : 0;
     sp_chip_payload p = {.fn = (sp_kernel_fn)(uintptr_t)cc->fn,
@@ -48,18 +52,16 @@ static int count_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_
         uint32_t snap = sp_chip_event_snapshot(chip);
         bool progress = false;
         for (uint32_t i = 0; i < n; i++) {
-            if (busy[i]) {
-                if (!sp_chip_core_idle(chip, owned[i]))
-                    continue;
-                busy[i] = false;
-                finished++;
+            uint32_t fin = sp_chip_core_finished(chip, owned[i]);
+            if (fin != reaped[i]) {
+                finished += (fin - reaped[i]) & SP_CHIP_TICKET_MASK;
+                reaped[i] = fin;
                 progress = true;
             }
-            if (next < cc->tasks) {
+            while (next < cc->tasks && sp_chip_core_pending(chip, owned[i]) < depth) {
                 p.task_id = next;
                 next += count;
                 sp_chip_dispatch(chip, owned[i], &p);
-                busy[i] = true;
                 progress = true;
             }
         }
@@ -289,4 +291,110 @@ Test(chip_handshake, core_state_follows_ack_and_fin, .timeout = 60)
     sp_device_free(dev, gate);
     sp_kernel_binary_unload(kb);
     sp_device_close(dev);
+}
+
+/* A core's queue: payloads dispatched behind a running kernel wait, then run
+ * in ticket order without the scheduler; tickets are consecutive and the
+ * finished ticket moves only as they finish. */
+typedef struct queue_ctx {
+    uint64_t gate_fn, gate_args, gate;
+    uint64_t order_fn, order_args;
+    uint64_t deadline_ns;
+    uint32_t result[4]; /* host-visible: depth, first ticket, finished while held, last */
+} queue_ctx;
+
+enum { NOT_QUEUED = 1005, BAD_TICKET = 1006 };
+
+static int queue_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)index, (void)count;
+    queue_ctx *qc = dev_ctx;
+    uint32_t core = sp_chip_core_count(chip) - 1;
+    uint32_t depth = sp_chip_core_queue_depth(chip);
+    uint32_t before = sp_chip_core_finished(chip, core);
+    sp_chip_payload gate = {.fn = (sp_kernel_fn)(uintptr_t)qc->gate_fn,
+                            .args = (const uint64_t *)(uintptr_t)qc->gate_args,
+                            .block_num = 1};
+    uint32_t first = sp_chip_dispatch(chip, core, &gate);
+    if (first != ((before + 1) & SP_CHIP_TICKET_MASK))
+        return BAD_TICKET;
+    for (uint32_t k = 1; k < depth; k++) {
+        sp_chip_payload p = {.fn = (sp_kernel_fn)(uintptr_t)qc->order_fn,
+                             .args = (const uint64_t *)(uintptr_t)qc->order_args,
+                             .task_id = 100 + k,
+                             .block_num = 1};
+        if (sp_chip_dispatch(chip, core, &p) != ((first + k) & SP_CHIP_TICKET_MASK))
+            return BAD_TICKET;
+    }
+    if (sp_chip_core_pending(chip, core) != depth || sp_chip_core_idle(chip, core))
+        return NOT_QUEUED;
+    qc->result[2] = sp_chip_core_finished(chip, core) == before; /* held by the gate */
+    __atomic_store_n((uint32_t *)(uintptr_t)qc->gate, 5u, __ATOMIC_RELEASE);
+    uint32_t snap = sp_chip_event_snapshot(chip);
+    while (!sp_chip_core_idle(chip, core)) {
+        if (sp_chip_event_wait(chip, snap, qc->deadline_ns) == SP_ETIMEOUT)
+            return SP_ETIMEOUT;
+        snap = sp_chip_event_snapshot(chip);
+    }
+    qc->result[0] = depth;
+    qc->result[1] = first;
+    qc->result[3] = sp_chip_core_finished(chip, core);
+    for (uint32_t k = 0; k < depth; k++)
+        if (sp_chip_core_fault(chip, core, (first + k) & SP_CHIP_TICKET_MASK) != 0)
+            return BAD_STATE;
+    return 0;
+}
+
+static void run_queue_test(uint32_t depth)
+{
+    sp_device_options opt = {.core_queue = depth};
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
+    sp_kernel_binary *kg = load_test_kernel(dev, "chip_probe.so", "chip_gate");
+    sp_kernel_binary *ko = load_test_kernel(dev, "chip_probe.so", "chip_order");
+    uint64_t gate = dev_alloc_zeroed(dev, 2 * sizeof(uint32_t));
+    uint64_t gate_argv[2] = {gate, gate + sizeof(uint32_t)};
+    uint64_t gate_args = dev_upload(dev, gate_argv, sizeof gate_argv);
+    uint64_t log = dev_alloc_zeroed(dev, 16 * sizeof(uint32_t));
+    uint64_t order_argv[2] = {log, log + 12 * sizeof(uint32_t)};
+    uint64_t order_args = dev_upload(dev, order_argv, sizeof order_argv);
+    queue_ctx qc = {.gate_fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(kg),
+                    .gate_args = gate_args,
+                    .gate = gate,
+                    .order_fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(ko),
+                    .order_args = order_args,
+                    .deadline_ns = DEADLINE_MS(30000)};
+    uint64_t ctx = dev_upload(dev, &qc, sizeof qc);
+    cr_assert_eq(sp_device_launch(dev, queue_scheduler, (void *)(uintptr_t)ctx, 1), SP_OK);
+    int rc = sp_device_wait(dev, DEADLINE_MS(45000));
+    cr_assert_eq(rc, 0, "launch result %d", rc);
+    queue_ctx back;
+    dev_download(dev, &back, ctx, sizeof back);
+    cr_expect_eq(back.result[0], depth, "the chip holds %u payloads per core", depth);
+    cr_expect_eq(back.result[2], 1u, "nothing finished while the first kernel ran");
+    cr_expect_eq(back.result[3], (back.result[1] + depth - 1) & SP_CHIP_TICKET_MASK);
+    uint32_t order[16];
+    dev_download(dev, order, log, sizeof order);
+    cr_expect_eq(order[12], depth - 1, "every queued payload ran once");
+    for (uint32_t k = 1; k < depth; k++)
+        cr_expect_eq(order[k - 1], 100 + k, "queued payload %u ran in ticket order", k);
+    sp_device_free(dev, ctx);
+    sp_device_free(dev, order_args);
+    sp_device_free(dev, log);
+    sp_device_free(dev, gate_args);
+    sp_device_free(dev, gate);
+    sp_kernel_binary_unload(ko);
+    sp_kernel_binary_unload(kg);
+    sp_device_close(dev);
+}
+
+Test(chip_handshake, queued_payloads_run_in_ticket_order, .timeout = 60)
+{
+    run_queue_test(4);
+    run_queue_test(8);
+}
+
+Test(chip_handshake, a_queue_of_one_still_runs_everything, .timeout = 60)
+{
+    run_queue_test(1);
 }

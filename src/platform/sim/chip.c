@@ -23,6 +23,28 @@ static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
     }
 }
 
+/* Payloads a core holds: the option, else SIMPLER_SIM_CORE_QUEUE=N, else
+ * the default. Four keeps a core busy through a scheduler's trip off the
+ * CPU while leaving little work stranded behind a long kernel. */
+#define SIM_QUEUE_DEFAULT 4
+static uint32_t core_queue_depth(const sp_device *dev)
+{
+    uint32_t d = dev->options.core_queue;
+    const char *env = getenv("SIMPLER_SIM_CORE_QUEUE");
+    if (!d && env && *env) {
+        char *end;
+        unsigned long v = strtoul(env, &end, 10);
+        if (*end == 0 && v >= 1 && v <= SIM_QUEUE_MAX)
+            d = (uint32_t)v;
+        else
+            SP_WARN("device %d: ignoring SIMPLER_SIM_CORE_QUEUE='%s' (want 1..%d)", dev->id, env,
+                    SIM_QUEUE_MAX);
+    }
+    if (!d || d > SIM_QUEUE_MAX)
+        d = SIM_QUEUE_DEFAULT;
+    return d;
+}
+
 static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
                         const sp_device *dev)
 {
@@ -106,8 +128,19 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (dev->options.chip_cpus)
         cpus = __builtin_popcountll(dev->options.chip_cpus);
     chip->view.wait = sp_wait_default;
-    if ((long)(chip->view.core_count + chip->aicpu_count) > cpus)
-        chip->view.wait.spin_ns = 0;
+    chip->view.wait.awake = &chip->view.awake;
+    const char *spin = getenv("SIMPLER_SIM_SPIN_NS");
+    if (spin && *spin)
+        chip->view.wait.spin_ns = (uint32_t)strtoul(spin, NULL, 10);
+    const char *yield = getenv("SIMPLER_SIM_YIELD_NS");
+    if (yield && *yield)
+        chip->view.wait.yield_ns = (uint32_t)strtoul(yield, NULL, 10);
+    chip->view.wait.cpus = (uint32_t)cpus;
+    /* Every thread starts awake and counts itself out when it parks. */
+    atomic_store_explicit(&chip->view.awake, chip->view.core_count + chip->aicpu_count,
+                          memory_order_relaxed);
+    chip->view.queue_depth = core_queue_depth(dev);
+    chip->view.low_water = chip->view.queue_depth / 2;
 
     int rc = SP_OK;
     char name[32];
@@ -117,6 +150,8 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         core_identity(core, i, g->clusters);
         /* Idle from the start: FIN for sequence 0, the doorbell's initial value. */
         atomic_store_explicit(&core->status, SIM_STATUS_FIN | 0, memory_order_relaxed);
+        /* No ticket has this value: no interrupt is pending. */
+        atomic_store_explicit(&core->interrupt, ~0u, memory_order_relaxed);
         snprintf(name, sizeof name, "sp%d-%s%u", dev->id, core->type == SP_CORE_AIC ? "aic" : "aiv",
                  i);
         rc = start_thread(&core->thread, sim_core_main, core, name, dev);

@@ -1,10 +1,10 @@
 /* The per-core handshake: the loop each simulated core runs, and the
  * device-side chip.h calls a scheduler uses to drive it. Busy path per task:
- * the scheduler writes the dispatch line (payload, then doorbell with
- * release), the core reads it (acquire), stores ACK|seq, runs the kernel,
- * stores FIN|seq (release) and bumps the chip event; the scheduler sees
- * FIN|seq with an acquire load. No lock, allocation or syscall unless a
- * waiter is parked. */
+ * the scheduler writes a payload slot, then the doorbell (release); the core
+ * reads it (acquire), stores ACK|n, runs the kernel, stores its result and
+ * FIN|n (release), bumps the chip event and goes straight on to the next
+ * queued ticket; the scheduler sees FIN|n with an acquire load. No lock,
+ * allocation or syscall unless a waiter is parked. */
 #include <assert.h>
 
 #include "common/fault.h"
@@ -14,12 +14,14 @@
 
 /* Call the kernel under a crash guard: a kernel that crashes (or is
  * interrupted for running too long) ends its dispatch with a fault, not the
- * process. Its own frame keeps the caller's locals out of the longjmp's way.
- * Returns the signal, or 0. */
-__attribute__((noinline)) static int run_kernel(const sp_chip_payload *p, const sp_kernel_ctx *ctx)
+ * process. The interrupt counts only while it names this ticket. Its own
+ * frame keeps the caller's locals out of the longjmp's way. Returns the
+ * signal, or 0. */
+__attribute__((noinline)) static int run_kernel(sim_core *core, uint32_t ticket,
+                                                const sp_chip_payload *p, const sp_kernel_ctx *ctx)
 {
     sp_fault_guard g;
-    if (SP_FAULT_TRY(&g)) {
+    if (SP_FAULT_TRY_FOR(&g, &core->interrupt, ticket)) {
         p->fn(p->args, ctx);
         sp_fault_end(&g);
         return 0;
@@ -27,41 +29,64 @@ __attribute__((noinline)) static int run_kernel(const sp_chip_payload *p, const 
     return g.sig;
 }
 
+/* Run ticket n, the oldest queued one. */
+static void run_ticket(sim_core *core, sp_kernel_ctx *ctx, uint32_t n)
+{
+    /* The acquire load of the doorbell ordered the scheduler's payload
+     * stores before these reads; the scheduler rewrites this slot only
+     * after it sees FIN of this ticket, which we store after these reads. */
+    const sp_chip_payload p = core->payload[n % SIM_QUEUE_MAX];
+    sim_result *res = &core->result[n % SIM_QUEUE_MAX];
+    atomic_store_explicit(&core->status, SIM_STATUS_ACK | n, memory_order_release);
+    uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp_ticks() : 0;
+    int fault = 0;
+    if (p.fn) {
+        ctx->block_idx = p.block_idx;
+        ctx->block_num = p.block_num;
+        ctx->sub_block = p.sub_block;
+        ctx->task_id = p.task_id;
+        fault = run_kernel(core, n, &p, ctx);
+    }
+    res->fault = fault;               /* plain: the FIN release publishes it */
+    if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
+        res->start_ns = t0;
+        res->end_ns = sp_ticks();
+    }
+    atomic_store_explicit(&core->status, SIM_STATUS_FIN | n, memory_order_release);
+}
+
+/* Tell waiters a ticket finished with `left` tickets still queued. Every
+ * finish moves the event (a scan after a snapshot sees it); a parked waiter
+ * is woken when the queue ran low or when one asked for every finish.
+ * Dekker pair with sp_chip_event_wait: it raises `hungry`, then parks and
+ * re-reads the event, all seq_cst; this adds to the event, then reads
+ * `hungry` seq_cst: one of the two sees the other. */
+static void announce_finish(struct sp_chip *chip, uint32_t left)
+{
+    sp_waitword_add_quiet(&chip->event, 1);
+    if (left <= chip->low_water || atomic_load_explicit(&chip->hungry, memory_order_seq_cst))
+        sp_waitword_wake(&chip->event);
+}
+
 void *sim_core_main(void *arg)
 {
     sim_core *core = arg;
     struct sp_chip *chip = core->chip;
     sp_kernel_ctx ctx = {.core_type = core->type, .core_id = core->id, .cluster_id = core->cluster};
-    uint32_t last = 0;
+    uint32_t done = 0;  /* last ticket finished */
     sp_fault_install(); /* this thread's alternate signal stack */
     for (;;) {
-        uint32_t seq = sp_waitword_wait_ne(&core->doorbell, last, &chip->wait, 0, NULL);
-        if (seq & SIM_DOORBELL_STOP) {
+        uint32_t rung = sp_waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);
+        while (!(rung & SIM_DOORBELL_STOP) && rung != done) {
+            done = (done + 1) & SIM_SEQ_MASK;
+            run_ticket(core, &ctx, done);
+            rung = atomic_load_explicit(&core->doorbell.value, memory_order_acquire);
+            announce_finish(chip, rung & SIM_DOORBELL_STOP ? 0 : (rung - done) & SIM_SEQ_MASK);
+        }
+        if (rung & SIM_DOORBELL_STOP) {
             sp_fault_release();
             return NULL;
         }
-        last = seq;
-        /* The acquire load of the doorbell ordered the scheduler's payload
-         * stores before these reads; the scheduler rewrites the payload only
-         * after it sees our FIN, which we store after these reads. */
-        const sp_chip_payload p = core->payload;
-        atomic_store_explicit(&core->status, SIM_STATUS_ACK | seq, memory_order_release);
-        uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp_ticks() : 0;
-        int fault = 0;
-        if (p.fn) {
-            ctx.block_idx = p.block_idx;
-            ctx.block_num = p.block_num;
-            ctx.sub_block = p.sub_block;
-            ctx.task_id = p.task_id;
-            fault = run_kernel(&p, &ctx);
-        }
-        core->fault = fault;              /* plain: the FIN release publishes it */
-        if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
-            core->start_ns = t0;
-            core->end_ns = sp_ticks();
-        }
-        atomic_store_explicit(&core->status, SIM_STATUS_FIN | seq, memory_order_release);
-        sp_waitword_add(&chip->event, 1);
     }
 }
 
@@ -87,21 +112,45 @@ uint32_t sp_chip_core_cluster(const sp_chip *chip, uint32_t core)
     return chip->cores[core].cluster;
 }
 
-/* The sequence last rung on `core`. Only the owning scheduler writes the
+uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
+{
+    return chip->queue_depth;
+}
+
+/* The ticket last rung on `core`. Only the owning scheduler writes the
  * doorbell, so for it a relaxed load returns its own last store. */
 static inline uint32_t doorbell_seq(sim_core *core)
 {
     return atomic_load_explicit(&core->doorbell.value, memory_order_relaxed);
 }
 
-void sp_chip_dispatch(sp_chip *chip, uint32_t core_id, const sp_chip_payload *payload)
+/* Tickets up to which the core has finished, from its status word. */
+static inline uint32_t finished_of(uint32_t status)
+{
+    uint32_t n = status & SIM_SEQ_MASK;
+    return status & SIM_STATUS_FIN ? n : (n - 1) & SIM_SEQ_MASK;
+}
+
+uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core_id)
+{
+    return finished_of(atomic_load_explicit(&chip->cores[core_id].status, memory_order_acquire));
+}
+
+uint32_t sp_chip_core_pending(sp_chip *chip, uint32_t core_id)
+{
+    sim_core *core = &chip->cores[core_id];
+    return (doorbell_seq(core) - sp_chip_core_finished(chip, core_id)) & SIM_SEQ_MASK;
+}
+
+uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core_id, const sp_chip_payload *payload)
 {
     assert(core_id < chip->core_count);
     sim_core *core = &chip->cores[core_id];
-    assert(sp_chip_core_idle(chip, core_id) && "dispatch to a busy core");
-    core->payload = *payload;
-    uint32_t seq = (doorbell_seq(core) + 1) & SIM_SEQ_MASK;
-    sp_waitword_store(&core->doorbell, seq);
+    assert(sp_chip_core_pending(chip, core_id) < chip->queue_depth && "dispatch to a full core");
+    uint32_t n = (doorbell_seq(core) + 1) & SIM_SEQ_MASK;
+    core->payload[n % SIM_QUEUE_MAX] = *payload;
+    sp_waitword_store(&core->doorbell, n);
+    return n;
 }
 
 bool sp_chip_core_idle(sp_chip *chip, uint32_t core_id)
@@ -111,11 +160,12 @@ bool sp_chip_core_idle(sp_chip *chip, uint32_t core_id)
     return status == (SIM_STATUS_FIN | doorbell_seq(core));
 }
 
-void sp_chip_core_times(sp_chip *chip, uint32_t core_id, uint64_t *start_ns, uint64_t *end_ns)
+void sp_chip_core_times(sp_chip *chip, uint32_t core_id, uint32_t ticket, uint64_t *start_ns,
+                        uint64_t *end_ns)
 {
-    const sim_core *core = &chip->cores[core_id];
-    *start_ns = core->start_ns;
-    *end_ns = core->end_ns;
+    const sim_result *r = &chip->cores[core_id].result[ticket % SIM_QUEUE_MAX];
+    *start_ns = r->start_ns;
+    *end_ns = r->end_ns;
 }
 
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core_id)
@@ -125,7 +175,7 @@ sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core_id)
     uint32_t status = atomic_load_explicit(&core->status, memory_order_acquire);
     if (status == (SIM_STATUS_FIN | seq))
         return SP_CORE_IDLE;
-    if (status == (SIM_STATUS_ACK | seq))
+    if (status & SIM_STATUS_ACK)
         return SP_CORE_RUNNING;
     return SP_CORE_PENDING;
 }
@@ -135,11 +185,21 @@ uint32_t sp_chip_event_snapshot(sp_chip *chip)
     return sp_waitword_load(&chip->event);
 }
 
-int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
     int timed_out = 0;
     sp_waitword_wait_ne(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out);
     return timed_out ? SP_ETIMEOUT : SP_OK;
+}
+
+int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+{
+    atomic_fetch_add_explicit(&chip->hungry, 1, memory_order_seq_cst);
+    int rc = sp_chip_event_wait_batched(chip, snapshot, deadline_ns);
+    /* Relaxed: the count only widens who gets woken; a late decrement costs
+     * at most a spare wake. */
+    atomic_fetch_sub_explicit(&chip->hungry, 1, memory_order_relaxed);
+    return rc;
 }
 
 void sp_chip_event_notify(sp_chip *chip)
@@ -160,17 +220,20 @@ void sim_chip_wait_cores_idle(struct sp_chip *chip)
     }
 }
 
-int sp_chip_core_fault(sp_chip *chip, uint32_t core)
+int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
 {
     assert(core < chip->core_count);
-    return chip->cores[core].fault;
+    return chip->cores[core].result[ticket % SIM_QUEUE_MAX].fault;
 }
 
-void sp_chip_core_interrupt(sp_chip *chip, uint32_t core)
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
 {
     assert(core < chip->core_count);
     sim_core *c = &chip->cores[core];
-    /* A kernel that returned meanwhile ignores the interrupt (no guard armed). */
-    if ((atomic_load_explicit(&c->status, memory_order_acquire) & SIM_STATUS_FIN) == 0)
+    /* Name the ticket first: the core's guard honours the signal only while
+     * it runs that ticket, so one that finished meanwhile (and moved on to
+     * the next) is left alone. */
+    atomic_store_explicit(&c->interrupt, ticket, memory_order_seq_cst);
+    if (atomic_load_explicit(&c->status, memory_order_acquire) == (SIM_STATUS_ACK | ticket))
         pthread_kill(c->thread, SP_FAULT_INTERRUPT);
 }

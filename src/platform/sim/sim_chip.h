@@ -4,12 +4,18 @@
  *   launch.c  the AICPU thread pool and sp_device_launch / poll / wait
  *
  * Handshake registers, one set per core, each on its own cache line:
- *   dispatch line  doorbell (a dispatch sequence number) + the payload;
+ *   dispatch line  doorbell (the ticket of the last payload dispatched) + a
+ *                  ring of payloads, ticket n in slot n % SIM_QUEUE_MAX;
  *                  written only by the scheduler that owns the core
- *   status line    ACK|seq then FIN|seq; written only by the core
- * Sequence numbers are 30 bits; the top bits mark ACK/FIN in the status word
- * and STOP in the doorbell. Only equality is ever tested, so wrap-around is
- * harmless. */
+ *   status line    ACK|n while ticket n runs, FIN|n once tickets up to n
+ *                  have finished, + each ticket's result; written only by
+ *                  the core
+ * A core works through its ring in ticket order without waiting for the
+ * scheduler between payloads: a scheduler that keeps a core's queue topped
+ * up hides its own latency (and its time off the CPU) behind the kernels.
+ * Tickets are 30 bits (SP_CHIP_TICKET_MASK); the top bits mark ACK/FIN in
+ * the status word and STOP in the doorbell. Only differences are used, so
+ * wrap-around is harmless. */
 #ifndef SP_PLATFORM_SIM_CHIP_H
 #define SP_PLATFORM_SIM_CHIP_H
 
@@ -20,20 +26,33 @@
 #include "platform/chip.h"
 #include "platform/sim/sim_device.h"
 
-#define SIM_SEQ_MASK 0x3fffffffu
+#define SIM_SEQ_MASK SP_CHIP_TICKET_MASK
 #define SIM_STATUS_ACK 0x40000000u
 #define SIM_STATUS_FIN 0x80000000u
 #define SIM_DOORBELL_STOP 0x80000000u /* never a sequence number */
 
+/* Payload slots per core (a power of two); the chip's queue depth, at
+ * most this, is how many of them a scheduler may fill. */
+#define SIM_QUEUE_MAX 8
+
+/* What the core reports for one ticket; plain fields published by FIN. */
+typedef struct sim_result {
+    uint64_t start_ns, end_ns; /* sp_ticks() of a timed payload */
+    int fault;                 /* signal that ended the kernel, 0 if none */
+} sim_result;
+
 typedef struct sim_core {
-    /* Dispatch line: doorbell first so one line carries the whole dispatch. */
+    /* Dispatch line: doorbell first, then the ring (plain fields: ordered by
+     * the doorbell's release and by the FIN of the slot's previous ticket). */
     alignas(SP_CACHE_LINE) sp_waitword doorbell;
-    sp_chip_payload payload; /* plain fields: ordered by doorbell / status */
+    sp_chip_payload payload[SIM_QUEUE_MAX];
 
     /* Status line: the core's answer. */
     alignas(SP_CACHE_LINE) _Atomic uint32_t status;
-    uint64_t start_ns, end_ns; /* sp_ticks() of a timed payload; published by FIN */
-    int fault;                 /* signal that ended the last kernel, 0 if none; by FIN */
+    /* The ticket a scheduler asked to abandon (sp_chip_core_interrupt): the
+     * interrupt signal ends the running kernel only if it is that one. */
+    _Atomic uint32_t interrupt;
+    sim_result result[SIM_QUEUE_MAX];
 
     /* Constant after create. */
     alignas(SP_CACHE_LINE) struct sp_chip *chip;
@@ -49,12 +68,21 @@ struct sp_chip {
     sim_core *cores; /* core_count entries, cache-line aligned */
     uint32_t core_count;
     uint32_t clusters;
-    /* How chip threads wait: spin long when each has a CPU, hardly at all
-     * when they share fewer CPUs than there are threads (the spinner would
-     * only keep the thread it waits for off the CPU). */
-    sp_wait_policy wait;
-    /* Bumped by every FIN (and by notify): what idle schedulers park on. */
+    /* How chip threads wait: spin while the threads not parked fit on the
+     * CPUs, yield at once when they do not (a spinner would only keep the
+     * thread it waits for off the CPU). */
+    sp_wait_policy wait;  /* .awake points at `awake` below */
+    uint32_t queue_depth; /* payloads a core holds, 1..SIM_QUEUE_MAX */
+    uint32_t low_water;   /* a FIN leaving this many or fewer queued always wakes */
+    /* Bumped by every FIN (and by notify): what idle schedulers park on. A
+     * FIN wakes parked waiters only when its core's queue ran low or when
+     * a waiter asked for every finish (`hungry` > 0): a scheduler whose
+     * cores are all busy sleeps through the FINs that leave work queued. */
     alignas(SP_CACHE_LINE) sp_waitword event;
+    _Atomic uint32_t hungry;
+    /* Chip threads not parked (sp_wait_policy.awake): each wait spins only
+     * while these fit on the chip's CPUs. */
+    alignas(SP_CACHE_LINE) _Atomic uint32_t awake;
 };
 
 typedef struct sim_aicpu {

@@ -50,29 +50,50 @@ typedef struct sp_sched_hooks {
     bool (*failed)(void *rt);
 } sp_sched_hooks;
 
+/* Payloads the scheduler keeps queued per core, at most (the chip's depth
+ * may be smaller). */
+#define SP_SCHED_QUEUE_MAX 8
+
 typedef struct sp_sched {
     sp_chip *chip;
     uint32_t clusters;
     uint32_t thread_index;
     uint32_t thread_count;
-    /* Per core: running task handle + 1 (0 idle). A MIX block holds its
-     * whole cluster: lanes_left counts the lanes still running. */
-    uint64_t running[3 * SP_SCHED_MAX_CLUSTERS];
+    uint32_t depth; /* payloads per core this scheduler fills up to */
+    /* Per core: the last ticket dispatched and the last one reaped; what
+     * runs in between is task[core][ticket % SP_SCHED_QUEUE_MAX]. A MIX
+     * block holds its whole cluster: lanes_left counts its lanes running. */
+    uint32_t sent[3 * SP_SCHED_MAX_CLUSTERS];
+    uint32_t reaped[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t task[3 * SP_SCHED_MAX_CLUSTERS][SP_SCHED_QUEUE_MAX];
+    uint8_t lane[3 * SP_SCHED_MAX_CLUSTERS][SP_SCHED_QUEUE_MAX];
     uint8_t lanes_left[SP_SCHED_MAX_CLUSTERS];
     bool mix_cluster[SP_SCHED_MAX_CLUSTERS];
-    /* Tracing: NULL when off. Per core, the record of what it runs. */
+    /* Tracing: NULL when off. Per queued payload, the record of its run. */
     sp_trace_writer *trace;
-    sp_trace_record *slice[3 * SP_SCHED_MAX_CLUSTERS];
+    sp_trace_record *slice[3 * SP_SCHED_MAX_CLUSTERS][SP_SCHED_QUEUE_MAX];
     /* Timeouts: 0 = none. `now` is a coarse clock refreshed when the thread
      * checks timeouts (idle, or every 1024 passes), so dispatch costs no
-     * clock read; started/lane/interrupted are per core. */
+     * clock read. Per core: when its oldest unfinished payload became the
+     * oldest (it starts then, or as soon as the core gets the CPU), and
+     * whether that one was interrupted already. */
     uint64_t timeout_ns;
     uint64_t now;
     uint32_t passes;
     uint64_t started[3 * SP_SCHED_MAX_CLUSTERS];
-    uint8_t lane[3 * SP_SCHED_MAX_CLUSTERS];
     bool interrupted[3 * SP_SCHED_MAX_CLUSTERS];
 } sp_sched;
+
+static inline uint32_t sp_sched_next_ticket(uint32_t t)
+{
+    return (t + 1) & SP_CHIP_TICKET_MASK;
+}
+
+/* Payloads dispatched to `core` and not reaped yet. */
+static inline uint32_t sp_sched_inflight(const sp_sched *s, uint32_t core)
+{
+    return (s->sent[core] - s->reaped[core]) & SP_CHIP_TICKET_MASK;
+}
 
 static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
 {
@@ -80,8 +101,16 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
     s->clusters = sp_chip_cluster_count(chip);
     s->thread_index = ti;
     s->thread_count = tn;
-    for (uint32_t i = 0; i < 3 * SP_SCHED_MAX_CLUSTERS; i++)
-        s->running[i] = 0;
+    s->depth = sp_chip_core_queue_depth(chip);
+    if (s->depth > SP_SCHED_QUEUE_MAX)
+        s->depth = SP_SCHED_QUEUE_MAX;
+    if (s->depth < 1)
+        s->depth = 1;
+    /* The chip's tickets carry on from the previous launch on these cores. */
+    for (uint32_t i = 0; i < 3 * s->clusters && i < 3 * SP_SCHED_MAX_CLUSTERS; i++) {
+        s->sent[i] = s->reaped[i] = sp_chip_core_finished(chip, i);
+        s->interrupted[i] = false;
+    }
     for (uint32_t c = 0; c < SP_SCHED_MAX_CLUSTERS; c++) {
         s->lanes_left[c] = 0;
         s->mix_cluster[c] = false;
@@ -94,14 +123,13 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
 
 /* Tracing: open a slice record for what `core` is about to run and ask the
  * core to time it. Off the common path: only called when tracing. */
-static inline void sp_sched_trace_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt,
-                                           uint32_t core, uint64_t task, uint32_t block, int lane,
-                                           sp_chip_payload *p)
+static inline sp_trace_record *sp_sched_trace_dispatch(sp_sched *s, const sp_sched_hooks *h,
+                                                       void *rt, uint32_t core, uint64_t task,
+                                                       uint32_t block, int lane, sp_chip_payload *p)
 {
     sp_trace_record *r = sp_trace_next(s->trace);
-    s->slice[core] = r;
     if (!r)
-        return;
+        return NULL;
     r->kind = SP_TRACE_SLICE;
     r->task = task;
     r->block = block;
@@ -110,39 +138,53 @@ static inline void sp_sched_trace_dispatch(sp_sched *s, const sp_sched_hooks *h,
     h->describe(rt, task, lane, r);
     p->flags |= SP_PAYLOAD_TIMED;
     r->dispatch_ns = sp_ticks();
+    return r;
 }
 
-/* Tracing: `core` finished; close its slice record with the core's times. */
-static inline void sp_sched_trace_reap(sp_sched *s, uint32_t core)
-{
-    sp_trace_record *r = s->slice[core];
-    if (r)
-        sp_chip_core_times(s->chip, core, &r->start_ns, &r->end_ns);
-}
-
-/* True while any core this thread owns still runs something. */
+/* True while any core this thread owns still has payloads in flight. */
 static inline bool sp_sched_busy(const sp_sched *s)
 {
     uint32_t C = s->clusters;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
-        if (s->running[c] || s->running[C + 2 * c] || s->running[C + 2 * c + 1])
+        if (sp_sched_inflight(s, c) || sp_sched_inflight(s, C + 2 * c) ||
+            sp_sched_inflight(s, C + 2 * c + 1))
             return true;
     return false;
 }
 
-static inline void sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t core,
+/* True when every core this thread owns has a full queue: nothing it could
+ * dispatch, so it may sleep through finishes that leave work queued. */
+static inline bool sp_sched_full(const sp_sched *s)
+{
+    uint32_t C = s->clusters;
+    for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
+        if (s->mix_cluster[c])
+            return false; /* a MIX block ends with its last lane: wait for each */
+        if (sp_sched_inflight(s, c) < s->depth || sp_sched_inflight(s, C + 2 * c) < s->depth ||
+            sp_sched_inflight(s, C + 2 * c + 1) < s->depth)
+            return false;
+    }
+    return true;
+}
+
+/* Queue (task, block) on `core`; false if the lane has nothing to run. */
+static inline bool sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t core,
                                      uint64_t task, uint32_t block, int lane)
 {
     sp_chip_payload p;
     if (!h->payload(rt, task, block, lane, &p))
-        return;
+        return false;
+    uint32_t slot = sp_sched_next_ticket(s->sent[core]) % SP_SCHED_QUEUE_MAX;
     if (s->trace)
-        sp_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
-    s->running[core] = task + 1;
-    s->started[core] = s->now;
-    s->lane[core] = (uint8_t)lane;
-    s->interrupted[core] = false;
-    sp_chip_dispatch(s->chip, core, &p);
+        s->slice[core][slot] = sp_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
+    if (!sp_sched_inflight(s, core)) {
+        s->started[core] = s->now;
+        s->interrupted[core] = false;
+    }
+    s->task[core][slot] = task;
+    s->lane[core][slot] = (uint8_t)lane;
+    s->sent[core] = sp_chip_dispatch(s->chip, core, &p);
+    return true;
 }
 
 /* Pop a ready block to run; once the run has failed, blocks are finished
@@ -171,12 +213,12 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
         uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
         for (int l = 0; l < 3; l++) {
             uint32_t k = cores[l];
-            if (!s->running[k] || s->interrupted[k])
+            if (!sp_sched_inflight(s, k) || s->interrupted[k])
                 continue;
             uint64_t expiry = s->started[k] + s->timeout_ns;
             if (s->now >= expiry) {
                 s->interrupted[k] = true;
-                sp_chip_core_interrupt(s->chip, k);
+                sp_chip_core_interrupt(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
             } else if (!next || expiry < next) {
                 next = expiry;
             }
@@ -185,59 +227,95 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
     return next;
 }
 
-/* One pass over this thread's clusters. Returns true if anything happened. */
+/* Reap what `core` (of cluster c) finished. Returns true if anything had. */
+static inline bool sp_sched_reap(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t c,
+                                 uint32_t core)
+{
+    uint32_t fin = sp_chip_core_finished(s->chip, core);
+    if (fin == s->reaped[core])
+        return false;
+    while (s->reaped[core] != fin) {
+        uint32_t t = s->reaped[core] = sp_sched_next_ticket(s->reaped[core]);
+        uint32_t slot = t % SP_SCHED_QUEUE_MAX;
+        uint64_t task = s->task[core][slot];
+        if (s->trace && s->slice[core][slot])
+            sp_chip_core_times(s->chip, core, t, &s->slice[core][slot]->start_ns,
+                               &s->slice[core][slot]->end_ns);
+        int sig = sp_chip_core_fault(s->chip, core, t);
+        if (sig) {
+            uint64_t ran = sp_now_ns() - s->started[core];
+            h->fault(rt, task, s->lane[core][slot], core, sig, ran);
+        }
+        if (!s->mix_cluster[c] || --s->lanes_left[c] == 0) {
+            s->mix_cluster[c] = false;
+            h->block_done(rt, task);
+        }
+        /* The next queued payload starts now (coarse clock: see `now`). */
+        s->started[core] = s->now;
+        s->interrupted[core] = false;
+    }
+    return true;
+}
+
+/* One pass over this thread's clusters: reap every core, then fill queues
+ * breadth first — every core's first slot before anyone's second, so ready
+ * work spreads over idle cores before it queues behind busy ones. Returns
+ * true if anything happened. */
 static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
 {
     bool progress = false;
     uint32_t C = s->clusters;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
-        uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
-        for (int l = 0; l < 3; l++) {
-            uint64_t run = s->running[cores[l]];
-            if (!run || !sp_chip_core_idle(s->chip, cores[l]))
+        progress |= sp_sched_reap(s, h, rt, c, c);
+        progress |= sp_sched_reap(s, h, rt, c, C + 2 * c);
+        progress |= sp_sched_reap(s, h, rt, c, C + 2 * c + 1);
+    }
+    bool more[SP_QUEUES] = {true, true, true, true};
+    for (uint32_t level = 1; level <= s->depth; level++) {
+        for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
+            uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
+            uint64_t task;
+            uint32_t block;
+            if (level == 1 && more[SP_Q_MIX] && !sp_sched_inflight(s, cores[0]) &&
+                !sp_sched_inflight(s, cores[1]) && !sp_sched_inflight(s, cores[2])) {
+                if (sp_sched_pop(h, rt, SP_Q_MIX, &task, &block)) {
+                    s->mix_cluster[c] = true;
+                    s->lanes_left[c] = 0;
+                    for (int l = 0; l < 3; l++)
+                        if (sp_sched_dispatch(s, h, rt, cores[l], task, block, l))
+                            s->lanes_left[c]++;
+                    if (!s->lanes_left[c]) { /* no lane had a kernel: done at once */
+                        s->mix_cluster[c] = false;
+                        h->block_done(rt, task);
+                    }
+                    progress = true;
+                    continue;
+                }
+                more[SP_Q_MIX] = false;
+            }
+            if (s->mix_cluster[c])
                 continue;
-            s->running[cores[l]] = 0;
-            progress = true;
-            if (s->trace)
-                sp_sched_trace_reap(s, cores[l]);
-            int sig = sp_chip_core_fault(s->chip, cores[l]);
-            if (sig) {
-                uint64_t ran = sp_now_ns() - s->started[cores[l]];
-                h->fault(rt, run - 1, s->lane[cores[l]], cores[l], sig, ran);
+            if (more[SP_Q_AIC] && sp_sched_inflight(s, cores[0]) < level) {
+                if (sp_sched_pop(h, rt, SP_Q_AIC, &task, &block)) {
+                    sp_sched_dispatch(s, h, rt, cores[0], task, block, SP_LANE_AIC);
+                    progress = true;
+                } else {
+                    more[SP_Q_AIC] = false;
+                }
             }
-            if (!s->mix_cluster[c] || --s->lanes_left[c] == 0) {
-                s->mix_cluster[c] = false;
-                h->block_done(rt, run - 1);
+            for (int l = 1; l < 3 && more[SP_Q_AIV]; l++) {
+                if (sp_sched_inflight(s, cores[l]) >= level)
+                    continue;
+                if (!sp_sched_pop(h, rt, SP_Q_AIV, &task, &block)) {
+                    more[SP_Q_AIV] = false;
+                    break;
+                }
+                sp_sched_dispatch(s, h, rt, cores[l], task, block, SP_LANE_AIV0);
+                progress = true;
             }
         }
-        uint64_t task;
-        uint32_t block;
-        if (!s->running[cores[0]] && !s->running[cores[1]] && !s->running[cores[2]] &&
-            sp_sched_pop(h, rt, SP_Q_MIX, &task, &block)) {
-            s->mix_cluster[c] = true;
-            s->lanes_left[c] = 0;
-            for (int l = 0; l < 3; l++) {
-                sp_sched_dispatch(s, h, rt, cores[l], task, block, l);
-                if (s->running[cores[l]])
-                    s->lanes_left[c]++;
-            }
-            progress = true;
-            continue;
-        }
-        if (s->mix_cluster[c])
-            continue;
-        if (!s->running[cores[0]] && sp_sched_pop(h, rt, SP_Q_AIC, &task, &block)) {
-            sp_sched_dispatch(s, h, rt, cores[0], task, block, SP_LANE_AIC);
-            progress = true;
-        }
-        for (int l = 1; l < 3; l++) {
-            if (s->running[cores[l]])
-                continue;
-            if (!sp_sched_pop(h, rt, SP_Q_AIV, &task, &block))
-                break;
-            sp_sched_dispatch(s, h, rt, cores[l], task, block, SP_LANE_AIV0);
-            progress = true;
-        }
+        if (!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX])
+            break;
     }
     if (s->timeout_ns && (++s->passes & 1023) == 0)
         sp_sched_timeouts(s);
@@ -245,11 +323,16 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
 }
 
 /* An idle scheduler's wait: for the chip event, or until the next kernel
- * could run past the timeout (then interrupt it). */
+ * could run past the timeout (then interrupt it). With every core's queue
+ * full it sleeps through finishes that leave work queued; otherwise any
+ * finish (which may release ready work) wakes it. */
 static inline void sp_sched_idle_wait(sp_sched *s, uint32_t snapshot)
 {
     uint64_t deadline = sp_sched_timeouts(s);
-    sp_chip_event_wait(s->chip, snapshot, deadline);
+    if (sp_sched_full(s))
+        sp_chip_event_wait_batched(s->chip, snapshot, deadline);
+    else
+        sp_chip_event_wait(s->chip, snapshot, deadline);
     if (deadline)
         sp_sched_timeouts(s);
 }
