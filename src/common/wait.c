@@ -117,10 +117,10 @@ uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy 
         v = atomic_load_explicit(&w->value, memory_order_seq_cst);
         if (v == old) {
             /* Relaxed: see `crowded` above. */
-            if (policy->awake)
+            if (policy->counted)
                 atomic_fetch_sub_explicit(policy->awake, 1, memory_order_relaxed);
             futex_wait_until(&w->value, old, deadline_ns);
-            if (policy->awake)
+            if (policy->counted)
                 atomic_fetch_add_explicit(policy->awake, 1, memory_order_relaxed);
         }
         atomic_fetch_sub_explicit(&w->parked, 1, memory_order_relaxed);

@@ -6,6 +6,7 @@
 #define SP_COMMON_WAIT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SP_CACHE_LINE 64
@@ -25,6 +26,7 @@ typedef struct sp_wait_policy {
      * beyond that a spinner only keeps the thread it waits for off a CPU. */
     _Atomic uint32_t *awake;
     uint32_t cpus;
+    bool counted; /* the waiter is one of the threads `awake` counts */
 } sp_wait_policy;
 
 /* Default: ~20 us spinning, ~200 us yielding, then park. */

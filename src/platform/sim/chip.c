@@ -122,13 +122,15 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         return SP_ENOMEM;
     }
 
-    /* Threads that would spin against each other on too few CPUs hand the
-     * CPU over (yield) almost at once instead. */
+    /* Chip threads spin only while the awake ones fit on the CPUs, and
+     * count themselves out while parked (SIMPLER_SIM_SPIN_NS and
+     * SIMPLER_SIM_YIELD_NS override the rungs, for experiments). */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (dev->options.chip_cpus)
         cpus = __builtin_popcountll(dev->options.chip_cpus);
     chip->view.wait = sp_wait_default;
     chip->view.wait.awake = &chip->view.awake;
+    chip->view.wait.counted = true;
     const char *spin = getenv("SIMPLER_SIM_SPIN_NS");
     if (spin && *spin)
         chip->view.wait.spin_ns = (uint32_t)strtoul(spin, NULL, 10);
@@ -136,6 +138,10 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (yield && *yield)
         chip->view.wait.yield_ns = (uint32_t)strtoul(yield, NULL, 10);
     chip->view.wait.cpus = (uint32_t)cpus;
+    chip->host_wait = chip->view.wait;
+    chip->host_wait.cpus = cpus > 1 ? (uint32_t)cpus - 1 : 1;
+    chip->host_wait.yield_ns = 20000;
+    chip->host_wait.counted = false;
     /* Every thread starts awake and counts itself out when it parks. */
     atomic_store_explicit(&chip->view.awake, chip->view.core_count + chip->aicpu_count,
                           memory_order_relaxed);

@@ -136,7 +136,7 @@ int sp_device_wait(sp_device *dev, uint64_t deadline_ns)
     uint32_t done = sp_waitword_load(&chip->done);
     while (done != launched) {
         int timed_out = 0;
-        done = sp_waitword_wait_ne(&chip->done, done, &sp_wait_default, deadline_ns, &timed_out);
+        done = sp_waitword_wait_ne(&chip->done, done, &chip->host_wait, deadline_ns, &timed_out);
         if (timed_out)
             return SP_ETIMEOUT;
     }

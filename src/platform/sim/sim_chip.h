@@ -96,6 +96,10 @@ typedef struct sim_aicpu {
 struct sim_chip {
     struct sp_chip view; /* first: the device side sees only this */
     sp_device *dev;
+    /* How the host waits for a launch: it competes with the chip's threads
+     * for the CPUs, so it spins only while they leave it one, and parks
+     * soon after (the launch's end wakes it). */
+    sp_wait_policy host_wait;
     sim_aicpu *aicpu; /* sched_threads + orch_threads, kept parked between launches */
     uint32_t aicpu_count;
 
