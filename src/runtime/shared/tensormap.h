@@ -10,12 +10,29 @@
  *   WAW      a write after an overlapping write
  *   WAR      a write after overlapping reads since the last write
  * Overlap is exact for views of one dense layout (tiles of one matrix) and
- * byte-range conservative otherwise. Entries are found by a hash on the
- * buffer base, then two interval treaps per buffer, reads and writes
- * (O(log n + overlaps) per access, however many views of one buffer are
- * live; a read looks at writes only). The map lives in one
- * caller-provided block of memory, so it can sit in host memory or in
- * device memory. */
+ * byte-range conservative otherwise. Buffers are found by a hash on their
+ * base; each is then in one of two modes.
+ *
+ * Grid mode, while every access to the buffer is a tile of one grid (same
+ * shape, strides and element size, box aligned to the shape): two such
+ * views share an element iff they are the same tile, so a hash on (buffer,
+ * offset) finds the only record that matters, holding the tile's writer and
+ * its readers since. An access costs O(1) plus the edges it derives, and the
+ * readers a write clears are exactly its WAR edges; tiled programs (every
+ * synthetic DAG, Cholesky) never walk anything else.
+ *
+ * Treap mode, from the first access that is not a tile of the buffer's grid
+ * on: every access is an entry of one of two interval treaps, reads and
+ * writes (O(log n + overlaps) per access, however views mix; a read looks at
+ * writes only). A buffer switches once, carrying its live tile records over
+ * as entries, and comes back to grid mode only when all its accesses have
+ * retired (a ring heap reusing the address for another shape).
+ *
+ * Capacity counts accesses: every live access is one unit, a tile node or a
+ * treap entry, and the bookkeeping around them (buffers, tiles, a grid's
+ * layout) never outnumbers them, so `capacity - used` accesses always fit.
+ * The map lives in one caller-provided block of memory, linked by index, so
+ * it can sit in host memory or in device memory. */
 #ifndef SP_RUNTIME_TENSORMAP_H
 #define SP_RUNTIME_TENSORMAP_H
 
@@ -55,8 +72,10 @@ typedef struct sp_access_layout {
     uint8_t elem_size;
 } sp_access_layout;
 
-/* One recorded access: a node of its buffer's interval treap (ordered by
- * lo, heap-ordered by prio, each node knowing the largest hi below it). */
+/* One recorded access of a treap-mode buffer: a node of its buffer's
+ * interval treap (ordered by lo, heap-ordered by prio, each node knowing the
+ * largest hi below it). A grid-mode buffer borrows one entry, in no treap,
+ * to keep its grid's layout. */
 typedef struct sp_tmap_entry {
     uint64_t lo, hi; /* bytes [lo, hi) relative to the buffer */
     uint64_t max_hi; /* largest hi in this subtree */
@@ -66,43 +85,79 @@ typedef struct sp_tmap_entry {
     uint32_t prio;
     int32_t base_rec; /* its buffer's record; -1 while the entry is free */
     uint8_t is_write;
-    uint8_t pad[7];
+    uint8_t is_grid; /* the grid layout of a grid-mode buffer, not an access */
+    uint8_t pad[6];
     sp_access_layout layout;
 } sp_tmap_entry;
 
-/* One buffer with live entries: the roots of its two treaps, reads and
- * writes apart, so a read (which only waits for writes) never walks the
- * buffer's other readers. */
+/* One access of a grid-mode tile: a link of its writer or reader chain. */
+typedef struct sp_tmap_node {
+    int64_t task;
+    int64_t owner; /* as in sp_tmap_entry */
+    int32_t next;  /* older node of the chain (or the free list), -1 at the end */
+    int32_t pad;
+} sp_tmap_node;
+
+/* One tile of a grid-mode buffer with live accesses. Writers are one task's
+ * (a write supersedes every other task's access to the tile); readers are
+ * the reads since, and that task's own. Both chains newest first. */
+typedef struct sp_tmap_tile {
+    uint64_t base;
+    int64_t offset;             /* the tile's first element: its key beside base */
+    int32_t next;               /* next tile in the hash chain (or the free list) */
+    int32_t base_rec;           /* its buffer's record; -1 while the tile is free */
+    int32_t sib_prev, sib_next; /* the buffer's other tiles */
+    int32_t writers, readers;
+} sp_tmap_tile;
+
+/* One buffer with live accesses. Treap mode: the roots of its two treaps,
+ * reads and writes apart, so a read (which only waits for writes) never
+ * walks the buffer's other readers. Grid mode: its grid and its tiles. */
 typedef struct sp_tmap_base {
     uint64_t base;
+    int64_t newest;  /* no live access is newer: all retired once below */
     int32_t root[2]; /* [0] reads, [1] writes */
     int32_t next;    /* next record in the hash chain (or the free list) */
-    uint32_t count;
-    uint32_t pad;
+    uint32_t count;  /* live accesses; 0 while the record is free */
+    int32_t grid;    /* the entry holding the grid's layout; -1 in treap mode */
+    int32_t tiles;   /* grid mode: first of its tiles */
 } sp_tmap_base;
 
+/* Every pool holds `capacity` records: taken from its free list, else from
+ * the untouched tail (`*_fresh` records have ever been used). */
 typedef struct sp_tensormap {
     int32_t *buckets; /* base-record chain heads, -1 empty */
     uint32_t bucket_mask;
     sp_tmap_base *bases;
     int32_t base_free;
+    uint32_t base_fresh;
     sp_tmap_entry *entries;
-    int32_t *scratch; /* overlapping entries of one lookup */
-    uint32_t capacity;
-    uint32_t used;     /* live entries */
+    int32_t *scratch;  /* overlapping entries of one lookup */
     int32_t free_head; /* free entries, chained through `left` */
+    uint32_t entry_fresh;
+    int32_t *tile_buckets; /* tile chain heads by (base, offset), -1 empty */
+    uint32_t tile_mask;
+    sp_tmap_tile *tiles;
+    int32_t tile_free;
+    uint32_t tile_fresh;
+    sp_tmap_node *nodes;
+    int32_t node_free;
+    uint32_t node_fresh;
+    uint32_t capacity;
+    uint32_t used; /* live accesses: treap entries and tile nodes */
     uint32_t high_water;
     uint32_t prio_seq;
-    int64_t retired_below; /* entries of tasks below this id are dead */
+    int64_t retired_below; /* accesses of tasks below this id are dead */
 } sp_tensormap;
 
-/* Bytes a map with room for `entries` entries needs. */
+/* Bytes a map with room for `entries` live accesses needs. */
 size_t sp_tensormap_bytes(uint32_t entries);
 /* Lay a map out in `mem` (`bytes` from sp_tensormap_bytes); 0 or SP_EINVAL. */
 int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entries);
-/* Copy every live entry of `from` into the empty map `to` (a bigger one). */
+/* Copy every live access of `from` into the empty map `to` (a bigger one).
+ * Returns 0, or SP_EGRAPH_LIMIT if they do not fit. */
 int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from);
-/* Tasks below `task_id` have retired: their entries are dropped lazily. */
+/* Tasks below `task_id` have retired: their accesses are dropped lazily. */
 void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
 
 /* Derive the edges of task `task`'s access `dir` to tensor `t` into `deps`
@@ -110,7 +165,8 @@ void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
  * recorded but no edge is derived. The creator edge is left out when an
  * edge from an access that itself depended on the same creator already
  * implies it. Returns 0, or SP_EGRAPH_LIMIT when the map is full (nothing
- * recorded; grow it and retry) or `deps` is. */
+ * derived or recorded: grow or sweep it and retry) or `deps` is (the
+ * access is not recorded; the map stays consistent). */
 int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
                         sp_dep_list *deps);
 
@@ -122,7 +178,7 @@ uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64
 /* True if any live access overlaps (sp_tensormap_overlapping > 0). */
 bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                           bool writes_only);
-/* Release every entry of a retired task now (not lazily); returns how many. */
+/* Release every access of a retired task now (not lazily); returns how many. */
 uint32_t sp_tensormap_sweep(sp_tensormap *map);
 
 /* True if two views of the same buffer may share an element. */
