@@ -73,6 +73,13 @@ uint32_t sp_waitword_add(sp_waitword *w, uint32_t d)
 uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
                              uint64_t deadline_ns, int *timed_out)
 {
+    return sp_waitword_wait_ne_flagged(w, old, policy, deadline_ns, timed_out, NULL);
+}
+
+uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
+                                     uint64_t deadline_ns, int *timed_out,
+                                     _Atomic uint32_t *park_flag)
+{
     if (!policy)
         policy = &sp_wait_default;
     if (timed_out)
@@ -113,6 +120,8 @@ uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy 
         sched_yield();
     }
     for (;;) {
+        if (park_flag)
+            atomic_fetch_add_explicit(park_flag, 1, memory_order_seq_cst);
         atomic_fetch_add_explicit(&w->parked, 1, memory_order_seq_cst);
         v = atomic_load_explicit(&w->value, memory_order_seq_cst);
         if (v == old) {
@@ -124,6 +133,9 @@ uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy 
                 atomic_fetch_add_explicit(policy->awake, 1, memory_order_relaxed);
         }
         atomic_fetch_sub_explicit(&w->parked, 1, memory_order_relaxed);
+        /* Relaxed: a late decrement costs a writer at most a spare wake. */
+        if (park_flag)
+            atomic_fetch_sub_explicit(park_flag, 1, memory_order_relaxed);
         v = sp_waitword_load(w);
         if (v != old)
             return v;

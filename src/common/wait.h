@@ -69,5 +69,13 @@ void sp_waitword_wake(sp_waitword *w);
  * and sets *timed_out (if given) to 1. */
 uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
                              uint64_t deadline_ns, int *timed_out);
+/* The same, raising *park_flag (seq_cst) while parked: for writers that use
+ * sp_waitword_add_quiet and wake only when the flag is up (or for reasons
+ * of their own). The flag goes up before the parked count and the last look
+ * at the value, so a writer that adds, then reads the flag, cannot miss a
+ * waiter that needs it. */
+uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
+                                     uint64_t deadline_ns, int *timed_out,
+                                     _Atomic uint32_t *park_flag);
 
 #endif

@@ -23,6 +23,8 @@ static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
     }
 }
 
+#define SIM_SPIN_NS 2000
+
 /* Payloads a core holds: the option, else SIMPLER_SIM_CORE_QUEUE=N, else
  * the default. Four keeps a core busy through a scheduler's trip off the
  * CPU while leaving little work stranded behind a long kernel. */
@@ -129,6 +131,11 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (dev->options.chip_cpus)
         cpus = __builtin_popcountll(dev->options.chip_cpus);
     chip->view.wait = sp_wait_default;
+    /* A short spin: a handoff between two running chip threads takes well
+     * under a microsecond, and a spinner whose partner lost its CPU to
+     * another process burns the whole rung at every handoff (chain 10^5 on
+     * a loaded 2-CPU VM: ~48 us/task with 20 us of spin, ~10 with 2 us). */
+    chip->view.wait.spin_ns = SIM_SPIN_NS;
     chip->view.wait.awake = &chip->view.awake;
     chip->view.wait.counted = true;
     const char *spin = getenv("SIMPLER_SIM_SPIN_NS");

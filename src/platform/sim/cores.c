@@ -194,12 +194,12 @@ int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadli
 
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
-    atomic_fetch_add_explicit(&chip->hungry, 1, memory_order_seq_cst);
-    int rc = sp_chip_event_wait_batched(chip, snapshot, deadline_ns);
-    /* Relaxed: the count only widens who gets woken; a late decrement costs
-     * at most a spare wake. */
-    atomic_fetch_sub_explicit(&chip->hungry, 1, memory_order_relaxed);
-    return rc;
+    /* `hungry` is raised only while parked: a waiter still spinning sees
+     * every finish by itself, and the busy path stays free of its writes. */
+    int timed_out = 0;
+    sp_waitword_wait_ne_flagged(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out,
+                                &chip->hungry);
+    return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 
 void sp_chip_event_notify(sp_chip *chip)
