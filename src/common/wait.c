@@ -1,8 +1,9 @@
-/* Spin-yield-park waiting on a futex word. The parked counter and the value
- * form a Dekker pair: the waiter announces itself (seq_cst) before its last
+/* Spin-yield-park waiting on a futex word. The parked flag and the value
+ * form a Dekker pair: the waiter raises the flag (seq_cst) before its last
  * look at the value, the writer stores the value (seq_cst) before it looks
- * at the counter, so at least one of them sees the other and no wake is
- * lost. */
+ * at the flag, so at least one of them sees the other and no wake is lost.
+ * A waiter that wakes with nothing changed (or times out) simply raises the
+ * flag again next time; a flag left up costs one spare wake. */
 #include "common/wait.h"
 
 #include <errno.h>
@@ -44,11 +45,14 @@ static void futex_wait_until(_Atomic uint32_t *addr, uint32_t old, uint64_t dead
 }
 
 /* The writer's half of the Dekker pair: a seq_cst write of the value, then
- * a seq_cst look at the parked count (seq_cst operations rather than a
- * fence, so ThreadSanitizer can follow the pairing). */
+ * a seq_cst look at the parked flag (seq_cst operations rather than a
+ * fence, so ThreadSanitizer can follow the pairing). The writer that finds
+ * the flag up takes it down as it wakes everybody: the writes that follow
+ * before the sleepers run pay no syscall of their own. */
 static void wake_if_parked(sp_waitword *w)
 {
-    if (atomic_load_explicit(&w->parked, memory_order_seq_cst))
+    if (atomic_load_explicit(&w->parked, memory_order_seq_cst) &&
+        atomic_exchange_explicit(&w->parked, 0, memory_order_seq_cst))
         futex_wake_all(&w->value);
 }
 
@@ -122,7 +126,7 @@ uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait
     for (;;) {
         if (park_flag)
             atomic_fetch_add_explicit(park_flag, 1, memory_order_seq_cst);
-        atomic_fetch_add_explicit(&w->parked, 1, memory_order_seq_cst);
+        atomic_store_explicit(&w->parked, 1, memory_order_seq_cst);
         v = atomic_load_explicit(&w->value, memory_order_seq_cst);
         if (v == old) {
             /* Relaxed: see `crowded` above. */
@@ -132,7 +136,6 @@ uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait
             if (policy->counted)
                 atomic_fetch_add_explicit(policy->awake, 1, memory_order_relaxed);
         }
-        atomic_fetch_sub_explicit(&w->parked, 1, memory_order_relaxed);
         /* Relaxed: a late decrement costs a writer at most a spare wake. */
         if (park_flag)
             atomic_fetch_sub_explicit(park_flag, 1, memory_order_relaxed);

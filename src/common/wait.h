@@ -1,5 +1,5 @@
 /* Spin, then yield, then park: the one way anything in simpler waits.
- * A sp_waitword is a 32-bit value plus a count of parked waiters; a writer
+ * A sp_waitword is a 32-bit value plus a flag raised by parked waiters; a writer
  * pays for a futex wake only when somebody is actually parked, so the busy
  * path stays on plain cache-line traffic and an idle waiter costs no CPU. */
 #ifndef SP_COMMON_WAIT_H
@@ -13,7 +13,7 @@
 
 typedef struct sp_waitword {
     _Atomic uint32_t value;
-    _Atomic uint32_t parked; /* waiters asleep (or about to sleep) on value */
+    _Atomic uint32_t parked; /* 1: a waiter may be asleep on value; the waking writer clears it */
 } sp_waitword;
 
 /* How long a waiter stays on each rung before the next. */
