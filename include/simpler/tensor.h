@@ -114,13 +114,10 @@ static inline int64_t sp_tensor_numel(const sp_tensor *t)
     if (t->ndim < 1 || t->ndim > SP_MAX_DIMS)
         return 0;
     int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] < 1)
+    for (int d = 0; d < t->ndim; d++)
+        /* An overflow-checked multiply: no division per dimension. */
+        if (t->shape[d] < 1 || __builtin_mul_overflow(n, t->shape[d], &n))
             return 0;
-        if (n > INT64_MAX / t->shape[d])
-            return 0;
-        n *= t->shape[d];
-    }
     return n;
 }
 
@@ -129,6 +126,27 @@ static inline int64_t sp_tensor_numel(const sp_tensor *t)
 static inline int sp_tensor_byte_extent(const sp_tensor *t, uint64_t *lo, uint64_t *hi)
 {
     size_t es = sp_tensor_elem_size(t);
+    /* The common view first, in one walk: a shape whose element count fits,
+     * strides >= 0 and every sum inside 64 bits give the answer of the exact
+     * checks below at a fraction of their cost; anything else meets them. */
+    if (es && t->ndim >= 1 && t->ndim <= SP_MAX_DIMS && t->offset >= 0) {
+        int64_t n = 1;
+        uint64_t last = (uint64_t)t->offset, span, end;
+        int d = 0;
+        for (; d < t->ndim; d++) {
+            int64_t sh = t->shape[d], st = t->strides[d];
+            if (sh < 1 || st < 0 || __builtin_mul_overflow(n, sh, &n) ||
+                __builtin_mul_overflow((uint64_t)st, (uint64_t)(sh - 1), &span) ||
+                __builtin_add_overflow(last, span, &last))
+                break;
+        }
+        if (d == t->ndim && !__builtin_add_overflow(last, 1, &end) &&
+            !__builtin_mul_overflow(end, es, &end)) {
+            *lo = (uint64_t)t->offset * es;
+            *hi = end;
+            return SP_OK;
+        }
+    }
     if (!es || sp_tensor_numel(t) == 0 || t->offset < 0)
         return SP_ESHAPE;
     /* Lowest and highest element reached: negative strides walk backwards. */
@@ -185,6 +203,15 @@ static inline int sp_tensor_slice(const sp_tensor *in, int dim, int64_t start, i
     __int128 offset = (__int128)in->offset + (__int128)start * in->strides[dim];
     if (offset < 0 || offset > INT64_MAX)
         return SP_ESHAPE;
+    /* A slice of a valid view reaches a subset of its elements, so it is
+     * valid too: written in place, with no intermediate copy. */
+    if (sp_tensor_is_valid(in)) {
+        if (out != in)
+            *out = *in;
+        out->offset = (int64_t)offset;
+        out->shape[dim] = len;
+        return SP_OK;
+    }
     sp_tensor v = *in;
     v.offset = (int64_t)offset;
     v.shape[dim] = len;

@@ -103,7 +103,8 @@ EXPORT int simpler_destroy_device_context(void *ctx)
     if (rc)
         return rc;
     for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
-        free(c->scratch[s].ptr);
+        for (int b = 0; b < SP_HOST_SCRATCH_SLOT_BUFFERS; b++)
+            free(c->scratch[s][b].ptr);
     pthread_mutex_destroy(&c->lock);
     free(c);
     return SP_OK;
@@ -328,7 +329,7 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         .api = &r->api,
         .callable = c->callables[callable_id],
         .args = args,
-        .scratch = &c->scratch[desc->pipeline_slot],
+        .scratch = c->scratch[desc->pipeline_slot],
         .err = why,
         .err_len = sizeof why,
     };

@@ -22,7 +22,7 @@ typedef struct sp_module_ctx {
     bool bank_held[SP_PIPELINE_MAX_DEPTH];
     sp_run_descriptor held[SP_PIPELINE_MAX_DEPTH]; /* by slot: ids of prepared runs */
     bool unusable; /* a launch half-started: refuse runs until re-created */
-    sp_host_scratch scratch[SP_PIPELINE_MAX_DEPTH];
+    sp_host_scratch scratch[SP_PIPELINE_MAX_DEPTH][SP_HOST_SCRATCH_SLOT_BUFFERS];
     sp_loaded_callable *callables[SP_MODULE_MAX_CALLABLES];
     char last_error[SP_MODULE_ERR_LEN];
 } sp_module_ctx;

@@ -14,11 +14,17 @@
 
 typedef struct sp_rt_run sp_rt_run; /* the runtime's per-run state */
 
-/* A host buffer kept per pipeline slot (image staging): reused across runs. */
+/* A host buffer kept per pipeline slot (image staging, graph arrays):
+ * reused across runs, so a run in steady state allocates nothing and writes
+ * into pages that are already mapped. A slot has
+ * SP_HOST_SCRATCH_SLOT_BUFFERS of them; the runtime decides what each
+ * holds. The module layer frees `ptr` when the context goes. */
 typedef struct sp_host_scratch {
     void *ptr;
     size_t cap;
 } sp_host_scratch;
+
+#define SP_HOST_SCRATCH_SLOT_BUFFERS 8
 
 /* Grow `s` to at least `bytes` (contents not kept). 0 or SP_ENOMEM. */
 int sp_host_scratch_reserve(sp_host_scratch *s, size_t bytes);
@@ -29,7 +35,7 @@ typedef struct sp_rt_prepare {
     const sp_loaded_callable *callable;
     const sp_args *args;
     sp_call_config config;
-    sp_host_scratch *scratch; /* the slot's host scratch */
+    sp_host_scratch *scratch; /* the slot's SP_HOST_SCRATCH_SLOT_BUFFERS buffers */
     char *err;
     size_t err_len;
 } sp_rt_prepare;

@@ -4,7 +4,7 @@
  *   0  a run's sp_args into sp_staging_stage, through a fake sp_host_api that
  *      records every call and checks it stays inside the temp buffer it gave;
  *   1  an sp_task into sp_task_validate, against a callable and device ranges
- *      built from the input;
+ *      built from the input, with and without memos;
  *   2  a tensor view into the helpers of simpler/tensor.h.
  * Whatever the validator accepts is re-checked here with independent 128-bit
  * arithmetic (views inside their buffers, tensors inside device ranges,
@@ -468,6 +468,20 @@ static void fuzz_task(reader *r)
     int32_t kernel[3] = {-2, -2, -2};
     CHECK(sp_task_validate(&c, id, NULL, kernel) == SP_EINVAL);
     int rc = sp_task_validate(&c, id, &t, kernel);
+    /* Through a lane and a view memo, the first time (misses) and again
+     * (hits): the same verdict and kernels as without them. */
+    sp_lane_memo memo[SP_LANE_MEMO_SLOTS];
+    sp_view_memo view;
+    memset(memo, 0, sizeof memo);
+    memset(&view, 0, sizeof view);
+    sp_task_check cm = c;
+    cm.memo = memo;
+    cm.view = &view;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t km[3] = {-2, -2, -2};
+        CHECK(sp_task_validate(&cm, id, &t, km) == rc);
+        CHECK(rc != SP_OK || memcmp(km, kernel, sizeof km) == 0);
+    }
     if (rc != SP_OK) {
         CHECK(rc == SP_ETASK_ARGS || rc == SP_EFUNC_ID || rc == SP_EDTYPE || rc == SP_ESHAPE ||
               rc == SP_EBOUNDS || rc == SP_EDEP);

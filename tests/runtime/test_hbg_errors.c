@@ -5,11 +5,14 @@
  * launched (the acceptance word stays untouched, the run storage stays
  * zeroed), and the next good run on the same context passes.
  *
- * The poison test builds one graph twice through the orchestration ops and
- * writes its image into staging buffers pre-filled with two different
- * bytes: the images are identical (every byte written), and every
- * pointer-sized word of the args and tensors sections lies in a device
- * buffer of the run (no host address reaches the device). */
+ * The poison test builds one graph twice through the orchestration ops,
+ * each in a store whose image staging is pre-filled with a different byte:
+ * the images are identical (every byte written), and every pointer-sized
+ * word of the tensors and args sections lies in a device buffer of the run
+ * (no host address reaches the device). A store reused across builds of
+ * other graphs gives the same image as a fresh one, and a task whose
+ * kernels resolved before (the run's lane memo), or whose views are like
+ * one seen before (its view memo), is still checked whole. */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -263,10 +266,11 @@ static sp_arena parena;
 #define HEAP_BYTES (1ull << 20)
 #define XN 1024
 
-/* One graph of every kind of task and argument, built through the ops. */
-static void build_graph(hbg_graph *g, const hbg_buffer *xbuf)
+/* One graph of every kind of task and argument, built through the ops,
+ * its arrays and image staging in `store`. */
+static void build_graph(hbg_graph *g, const hbg_buffer *xbuf, sp_host_scratch *store)
 {
-    cr_assert_eq(hbg_graph_init(g, &papi, &plc, parena.heap, HEAP_BYTES, xbuf, 1), SP_OK);
+    cr_assert_eq(hbg_graph_init(g, &papi, &plc, parena.heap, HEAP_BYTES, xbuf, 1, store), SP_OK);
     sp_orch *o = &g->orch;
     const int64_t xn = XN, n = 256;
     sp_tensor xt;
@@ -316,7 +320,9 @@ static bool in_regions(uint64_t w, const region *r, int n)
     return false;
 }
 
-Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
+/* A device, an argument buffer, a heap and a callable by hand: func_id 0
+ * and 2 AIV, 1 AIC; no binaries needed. */
+static void hand_rig_open(hbg_buffer *xbuf)
 {
     sp_device_options opt;
     memset(&opt, 0, sizeof opt);
@@ -328,8 +334,6 @@ Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
     cr_assert_eq(sp_host_malloc(&papi, 64, &kernel_table), SP_OK);
     sp_arena_request req = {.heap_bytes = HEAP_BYTES};
     cr_assert_eq(sp_host_arena_commit(&papi, &req, &parena), SP_OK);
-
-    /* A callable by hand: func_id 0 and 2 AIV, 1 AIC; no binaries needed. */
     memset(&plc, 0, sizeof plc);
     for (int k = 0; k < 3; k++) {
         pkernels[k] = (sp_loaded_kernel){.func_id = k,
@@ -341,24 +345,52 @@ Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
     plc.kernels = pkernels;
     plc.kernel_count = 3;
     plc.kernel_table = kernel_table;
-    hbg_buffer xbuf = {.dev = xdev, .bytes = XN * sizeof(float)};
+    *xbuf = (hbg_buffer){.dev = xdev, .bytes = XN * sizeof(float)};
+}
 
+static void hand_rig_close(void)
+{
+    sp_host_free(&papi, xdev);
+    sp_host_free(&papi, kernel_table);
+    sp_device_close(pdev);
+}
+
+static void store_free(sp_host_scratch *store)
+{
+    for (int b = 0; b < HBG_STORE_BUFFERS; b++)
+        free(store[b].ptr);
+}
+
+Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
+{
+    hbg_buffer xbuf;
+    hand_rig_open(&xbuf);
+    sp_arena_request req = {.heap_bytes = HEAP_BYTES};
+
+    /* Two stores whose image staging starts out poisoned with different
+     * bytes: the build writes the descriptors into it, the image write the
+     * rest, so two builds of one graph must agree on every byte. */
+    enum { POISONED = 1 << 16 };
+    sp_host_scratch store1[HBG_STORE_BUFFERS] = {{0}}, store2[HBG_STORE_BUFFERS] = {{0}};
+    store1[HBG_STORE_IMAGE] = (sp_host_scratch){.ptr = malloc(POISONED), .cap = POISONED};
+    store2[HBG_STORE_IMAGE] = (sp_host_scratch){.ptr = malloc(POISONED), .cap = POISONED};
+    cr_assert(store1[HBG_STORE_IMAGE].ptr && store2[HBG_STORE_IMAGE].ptr);
+    memset(store1[HBG_STORE_IMAGE].ptr, 0xA5, POISONED);
+    memset(store2[HBG_STORE_IMAGE].ptr, 0x5A, POISONED);
     hbg_graph g1, g2;
     hbg_layout l1, l2;
-    build_graph(&g1, &xbuf);
-    build_graph(&g2, &xbuf);
+    build_graph(&g1, &xbuf, store1);
+    build_graph(&g2, &xbuf, store2);
     cr_assert_eq(hbg_layout_compute(&g1, &l1), SP_OK);
     cr_assert_eq(hbg_layout_compute(&g2, &l2), SP_OK);
     cr_assert_eq(memcmp(&l1, &l2, sizeof l1), 0, "two builds of one graph differ in layout");
+    cr_assert(l1.total <= POISONED, "the image outgrew the poisoned staging");
     req.image_bytes = l1.total;
     cr_assert_eq(sp_host_arena_commit(&papi, &req, &parena), SP_OK);
 
-    uint8_t *s1 = malloc(l1.total), *s2 = malloc(l1.total);
-    cr_assert(s1 && s2);
-    memset(s1, 0xA5, l1.total);
-    memset(s2, 0x5A, l1.total);
-    cr_assert_eq(hbg_image_write(&g1, &l1, parena.image, kernel_table, 3, 0, s1), SP_OK);
-    cr_assert_eq(hbg_image_write(&g2, &l2, parena.image, kernel_table, 3, 0, s2), SP_OK);
+    cr_assert_eq(hbg_image_write(&g1, &l1, parena.image, kernel_table, 3, 0), SP_OK);
+    cr_assert_eq(hbg_image_write(&g2, &l2, parena.image, kernel_table, 3, 0), SP_OK);
+    const uint8_t *s1 = hbg_image_of(&g1), *s2 = hbg_image_of(&g2);
     for (uint64_t i = 0; i < l1.total; i++)
         cr_assert_eq(s1[i], s2[i], "image byte %llu of %llu was never written (0x%02x vs 0x%02x)",
                      (unsigned long long)i, (unsigned long long)l1.total, s1[i], s2[i]);
@@ -378,26 +410,27 @@ Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
         {parena.image, parena.image + l1.total},
         {kernel_table, kernel_table + 64},
     };
-    /* Args and tensors sections, alignment gaps included: every word that
+    /* Tensors and args sections, alignment gaps included: every word that
      * looks like a user-space address (>= 4 GiB, below the kernel half)
      * must be one of those device addresses. */
     uint64_t pointers = 0;
-    for (uint64_t off = l1.args_off; off < l1.slots_off[0]; off += 8) {
-        /* A descriptor's version/dtype/ndim/flags word is no address. */
-        if (off >= l1.tensors_off &&
-            (off - l1.tensors_off) % sizeof(sp_tensor) == offsetof(sp_tensor, version))
-            continue;
-        uint64_t w;
-        memcpy(&w, s1 + off, sizeof w);
-        if (w < (1ull << 32) || w >= (1ull << 47))
-            continue;
-        cr_assert(in_regions(w, dev, 4),
-                  "image word at offset %llu (%s section) is 0x%llx: not a device address of "
-                  "this run",
-                  (unsigned long long)off, off < l1.tensors_off ? "args" : "tensors",
-                  (unsigned long long)w);
-        pointers++;
-    }
+    const uint64_t scan[2][2] = {{l1.tensors_off, l1.tasks_off}, {l1.args_off, l1.slots_off[0]}};
+    for (int r = 0; r < 2; r++)
+        for (uint64_t off = scan[r][0]; off < scan[r][1]; off += 8) {
+            /* A descriptor's version/dtype/ndim/flags word is no address. */
+            if (r == 0 &&
+                (off - l1.tensors_off) % sizeof(sp_tensor) == offsetof(sp_tensor, version))
+                continue;
+            uint64_t w;
+            memcpy(&w, s1 + off, sizeof w);
+            if (w < (1ull << 32) || w >= (1ull << 47))
+                continue;
+            cr_assert(in_regions(w, dev, 4),
+                      "image word at offset %llu (%s section) is 0x%llx: not a device address of "
+                      "this run",
+                      (unsigned long long)off, r == 0 ? "tensors" : "args", (unsigned long long)w);
+            pointers++;
+        }
     /* The scan saw what it had to: one descriptor address per tensor
      * argument, one buffer address per descriptor. */
     cr_assert_eq(pointers, 2ull * g1.tensor_count, "%llu pointer words for %u tensor arguments",
@@ -418,9 +451,149 @@ Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
 
     hbg_graph_free(&g1);
     hbg_graph_free(&g2);
-    free(s1);
-    free(s2);
-    sp_host_free(&papi, xdev);
-    sp_host_free(&papi, kernel_table);
-    sp_device_close(pdev);
+    store_free(store1);
+    store_free(store2);
+    hand_rig_close();
+}
+
+/* `n` AIV tasks each read-writing its own element of x: n descriptors and
+ * n TensorMap entries, no edges. */
+static void build_wide(hbg_graph *g, const hbg_buffer *xbuf, sp_host_scratch *store, int n)
+{
+    cr_assert_eq(hbg_graph_init(g, &papi, &plc, parena.heap, HEAP_BYTES, xbuf, 1, store), SP_OK);
+    const int64_t xn = XN;
+    sp_tensor xt, e;
+    cr_assert_eq(sp_tensor_init(&xt, xdev, SP_DTYPE_F32, 1, &xn), SP_OK);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(sp_tensor_slice(&xt, 0, i, 1, &e), SP_OK);
+        sp_task t = sp_task_aiv(0);
+        sp_task_inout(&t, &e);
+        cr_assert_eq(sp_submit(&g->orch, &t), i, "%s", g->message);
+    }
+    cr_assert_eq(hbg_graph_finish(g), SP_OK, "%s", g->message);
+}
+
+/* The image of `g` for one fixed device address, copied out of its store. */
+static uint8_t *image_copy(hbg_graph *g, hbg_layout *l)
+{
+    cr_assert_eq(hbg_layout_compute(g, l), SP_OK);
+    cr_assert_eq(hbg_image_write(g, l, 0x7e5700000000ull, kernel_table, 3, 0), SP_OK);
+    uint8_t *copy = malloc(l->total);
+    cr_assert_not_null(copy);
+    memcpy(copy, hbg_image_of(g), l->total);
+    return copy;
+}
+
+Test(hbg_errors, a_reused_store_builds_the_same_image_as_a_fresh_one)
+{
+    /* A slot's store outlives its builds: after a wider graph (more tasks,
+     * descriptors and TensorMap entries) and the graph itself, the graph's
+     * image is byte for byte the one a fresh store gives. */
+    hbg_buffer xbuf;
+    hand_rig_open(&xbuf);
+    sp_host_scratch fresh[HBG_STORE_BUFFERS] = {{0}}, reused[HBG_STORE_BUFFERS] = {{0}};
+    hbg_graph g;
+    hbg_layout lf, lr;
+    build_graph(&g, &xbuf, fresh);
+    uint8_t *want = image_copy(&g, &lf);
+    hbg_graph_free(&g);
+
+    build_wide(&g, &xbuf, reused, XN);
+    free(image_copy(&g, &lr));
+    hbg_graph_free(&g);
+    build_graph(&g, &xbuf, reused);
+    hbg_graph_free(&g);
+    build_wide(&g, &xbuf, reused, XN / 4);
+    hbg_graph_free(&g);
+    build_graph(&g, &xbuf, reused);
+    uint8_t *got = image_copy(&g, &lr);
+    cr_assert_eq(memcmp(&lf, &lr, sizeof lf), 0, "the reused store's layout differs");
+    for (uint64_t i = 0; i < lf.total; i++)
+        cr_assert_eq(got[i], want[i], "image byte %llu of %llu differs after reuse",
+                     (unsigned long long)i, (unsigned long long)lf.total);
+    hbg_graph_free(&g);
+    free(want);
+    free(got);
+    store_free(fresh);
+    store_free(reused);
+    hand_rig_close();
+}
+
+Test(hbg_errors, a_task_that_resolved_before_is_still_checked_whole)
+{
+    /* The second task names the kernel the first resolved (its lanes come
+     * from the run's memo), yet breaks its signature: named, not accepted. */
+    hbg_buffer xbuf;
+    hand_rig_open(&xbuf);
+    pkernels[0].signature = "xs";
+    hbg_graph g;
+    cr_assert_eq(hbg_graph_init(&g, &papi, &plc, parena.heap, HEAP_BYTES, &xbuf, 1, NULL), SP_OK);
+    const int64_t xn = XN;
+    sp_tensor xt;
+    cr_assert_eq(sp_tensor_init(&xt, xdev, SP_DTYPE_F32, 1, &xn), SP_OK);
+    sp_task t = sp_task_aiv(0);
+    sp_task_inout(&t, &xt);
+    sp_task_scalar(&t, 1);
+    cr_assert_eq(sp_submit(&g.orch, &t), 0, "%s", g.message);
+    cr_assert_eq(sp_submit(&g.orch, &t), 1, "%s", g.message);
+    t = sp_task_aiv(0);
+    sp_task_in(&t, &xt);
+    sp_task_scalar(&t, 1);
+    cr_assert_eq(sp_submit(&g.orch, &t), SP_ETASK_ARGS);
+    cr_assert_not_null(strstr(g.message, "task 2: kernel 'k' argument 0 is 'x'"), "%s", g.message);
+    hbg_graph_free(&g);
+
+    cr_assert_eq(hbg_graph_init(&g, &papi, &plc, parena.heap, HEAP_BYTES, &xbuf, 1, NULL), SP_OK);
+    t = sp_task_aiv(0);
+    sp_task_inout(&t, &xt);
+    sp_task_scalar(&t, 1);
+    cr_assert_eq(sp_submit(&g.orch, &t), 0, "%s", g.message);
+    t = sp_task_aiv(0);
+    sp_task_inout(&t, &xt);
+    cr_assert_eq(sp_submit(&g.orch, &t), SP_ETASK_ARGS);
+    cr_assert_not_null(strstr(g.message, "takes 2 arguments"), "%s", g.message);
+    hbg_graph_free(&g);
+    pkernels[0].signature = "";
+    hand_rig_close();
+}
+
+Test(hbg_errors, a_view_like_an_earlier_one_is_still_checked)
+{
+    /* Element views of x share one class (buffer, dtype, shape, strides),
+     * which the run remembers: one whose offset runs past the buffer is
+     * still refused by name, and so is one whose buffer has moved. */
+    hbg_buffer xbuf;
+    hand_rig_open(&xbuf);
+    hbg_graph g;
+    const int64_t xn = XN;
+    sp_tensor xt, e;
+    cr_assert_eq(sp_tensor_init(&xt, xdev, SP_DTYPE_F32, 1, &xn), SP_OK);
+    const int64_t bad_offset[2] = {XN, -1};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(hbg_graph_init(&g, &papi, &plc, parena.heap, HEAP_BYTES, &xbuf, 1, NULL),
+                     SP_OK);
+        for (int i = 0; i < 3; i++) {
+            cr_assert_eq(sp_tensor_slice(&xt, 0, XN - 1 - i, 1, &e), SP_OK);
+            sp_task t = sp_task_aiv(0);
+            sp_task_in(&t, &e);
+            cr_assert_eq(sp_submit(&g.orch, &t), i, "%s", g.message);
+        }
+        e.offset = bad_offset[k];
+        sp_task t = sp_task_aiv(0);
+        sp_task_in(&t, &e);
+        cr_assert_eq(sp_submit(&g.orch, &t), SP_ESHAPE, "offset %lld passed",
+                     (long long)bad_offset[k]);
+        cr_assert_not_null(strstr(g.message, "leaves its"), "%s", g.message);
+        hbg_graph_free(&g);
+    }
+    cr_assert_eq(hbg_graph_init(&g, &papi, &plc, parena.heap, HEAP_BYTES, &xbuf, 1, NULL), SP_OK);
+    cr_assert_eq(sp_tensor_slice(&xt, 0, 0, 1, &e), SP_OK);
+    sp_task t = sp_task_aiv(0);
+    sp_task_in(&t, &e);
+    cr_assert_eq(sp_submit(&g.orch, &t), 0, "%s", g.message);
+    e.addr += XN * sizeof(float);
+    cr_assert_eq(sp_submit(&g.orch, &t), SP_EBOUNDS, "a view of a moved buffer passed");
+    cr_assert_not_null(strstr(g.message, "in no device buffer"), "%s", g.message);
+    hbg_graph_free(&g);
+    hand_rig_close();
 }

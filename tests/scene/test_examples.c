@@ -298,7 +298,7 @@ static void *read_control_tensor(int device_id, bool no_host_map)
     hbg_buffer buf = {.dev = st.t[0].dev, .bytes = st.t[0].bytes, .host_map = map};
     static sp_loaded_callable lc; /* no kernels: only control reads happen */
     static hbg_graph g;
-    cr_assert_eq(hbg_graph_init(&g, &api, &lc, 0, 0, &buf, 1), SP_OK);
+    cr_assert_eq(hbg_graph_init(&g, &api, &lc, 0, 0, &buf, 1, NULL), SP_OK);
     const sp_tensor *ctl = &st.device_args.tensors[0];
     for (int i = 0; i < N; i++)
         cr_assert_eq(sp_tensor_read_int(&g.orch, ctl, i), 10 * i, "element %d", i);

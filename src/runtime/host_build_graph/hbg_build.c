@@ -1,7 +1,9 @@
 /* host_build_graph's orchestration ops: validate each submit, allocate its
- * outputs from the bank's heap, derive its producers and append it. Growth
- * is amortised doubling of flat arrays, so a submit allocates nothing in
- * the common case. */
+ * outputs from the bank's heap, derive its producers and append it. The
+ * flat arrays live in the caller's store and keep their size from one build
+ * to the next (doubling when a graph outgrows them), so a submit in steady
+ * state allocates nothing, and writes its tensor descriptors straight into
+ * the image's staging. */
 #include "runtime/host_build_graph/hbg_build.h"
 
 #include "runtime/shared/task_check.h"
@@ -29,30 +31,60 @@ int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
     return status;
 }
 
-/* Make room for `need` more elements of `elem` bytes in *p (capacity *cap). */
-static int grow(void **p, uint64_t *cap, uint64_t used, uint64_t need, size_t elem)
+/* Make room for `need` more elements of `elem` bytes after `used` in the
+ * array *p at byte `at` of store buffer `s` (its contents kept), capacity
+ * *cap elements. Doubling: in steady state the store is big enough. */
+static int grow_at(sp_host_scratch *s, size_t at, void **p, uint64_t *cap, uint64_t used,
+                   uint64_t need, size_t elem)
 {
     if (used + need <= *cap)
         return SP_OK;
     uint64_t n = *cap ? *cap : 64;
     while (n < used + need)
         n *= 2;
-    void *q = realloc(*p, n * elem);
+    if (n > (SIZE_MAX - at) / elem)
+        return SP_ENOMEM;
+    void *q = realloc(s->ptr, at + n * elem);
     if (!q)
         return SP_ENOMEM;
-    *p = q;
+    s->ptr = q;
+    s->cap = at + n * elem;
+    *p = (char *)q + at;
     *cap = n;
     return SP_OK;
 }
 
-static int grow32(void **p, uint32_t *cap, uint32_t used, uint32_t need, size_t elem)
+static int grow(sp_host_scratch *s, void **p, uint64_t *cap, uint64_t used, uint64_t need,
+                size_t elem)
+{
+    return grow_at(s, 0, p, cap, used, need, elem);
+}
+
+static int grow32(sp_host_scratch *s, size_t at, void **p, uint32_t *cap, uint32_t used,
+                  uint32_t need, size_t elem)
 {
     uint64_t c = *cap;
-    int rc = grow(p, &c, used, need, elem);
+    int rc = grow_at(s, at, p, &c, used, need, elem);
     if (rc == SP_OK && c > UINT32_MAX)
-        return SP_EGRAPH_LIMIT;
+        return SP_EGRAPH_LIMIT; /* *p is valid; *cap stays what the counts can index */
     *cap = (uint32_t)c;
     return rc;
+}
+
+/* A TensorMap of `entries` laid out in store buffer `s`, grown if need be
+ * (the contents are not kept: the map is moved or fresh). */
+static int map_in_store(sp_host_scratch *s, sp_tensormap *map, uint32_t entries)
+{
+    size_t bytes = sp_tensormap_bytes(entries);
+    if (s->cap < bytes) {
+        void *mem = malloc(bytes);
+        if (!mem)
+            return SP_ENOMEM;
+        free(s->ptr);
+        s->ptr = mem;
+        s->cap = bytes;
+    }
+    return sp_tensormap_init(map, s->ptr, s->cap, entries);
 }
 
 static int map_reserve(hbg_graph *g, uint32_t need)
@@ -62,20 +94,17 @@ static int map_reserve(hbg_graph *g, uint32_t need)
     uint32_t n = g->map.capacity * 2;
     while (n - g->map.used < need)
         n *= 2;
-    size_t bytes = sp_tensormap_bytes(n);
-    void *mem = malloc(bytes);
-    if (!mem)
-        return SP_ENOMEM;
+    sp_host_scratch spare = {0};
     sp_tensormap bigger;
-    int rc = sp_tensormap_init(&bigger, mem, bytes, n);
+    int rc = map_in_store(&spare, &bigger, n);
     if (rc == SP_OK)
         rc = sp_tensormap_move(&bigger, &g->map);
     if (rc) {
-        free(mem);
+        free(spare.ptr);
         return rc;
     }
-    free(g->map_mem);
-    g->map_mem = mem;
+    free(g->store[HBG_STORE_MAP].ptr);
+    g->store[HBG_STORE_MAP] = spare;
     g->map = bigger;
     return SP_OK;
 }
@@ -126,6 +155,21 @@ static int alloc_output(hbg_graph *g, sp_tensor *x, int64_t owner)
     return rc;
 }
 
+/* The slow half of a submit's room check: grow what is short. */
+static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
+{
+    sp_host_scratch *st = g->store;
+    int rc;
+    if ((rc = grow32(&st[HBG_STORE_TASKS], 0, (void **)&g->tasks, &g->task_cap, g->task_count, 1,
+                     sizeof *g->tasks)) ||
+        (rc = grow(&st[HBG_STORE_ARGS], (void **)&g->args, &g->arg_cap, g->arg_count, nargs,
+                   sizeof *g->args)) ||
+        (rc = grow32(&st[HBG_STORE_IMAGE], HBG_IMAGE_TENSORS_OFF, (void **)&g->tensors,
+                     &g->tensor_cap, g->tensor_count, ntensors, sizeof *g->tensors)))
+        return rc;
+    return map_reserve(g, ntensors);
+}
+
 static int64_t op_submit(sp_orch *o, sp_task *t)
 {
     hbg_graph *g = (hbg_graph *)o;
@@ -135,36 +179,27 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     if (id >= HBG_MAX_TASKS)
         return hbg_graph_fail(g, SP_EGRAPH_LIMIT, "graph exceeds %u tasks", HBG_MAX_TASKS);
     int32_t kernel[3];
-    char msg[sizeof g->message];
-    sp_task_check check = {
-        .callable = g->callable,
-        .ranges = g->ranges,
-        .range_count = g->buffer_count,
-        .heap = {.dev = g->heap_base, .bytes = g->heap_bytes},
-        .msg = msg,
-        .msg_len = sizeof msg,
-    };
-    int rc = sp_task_validate(&check, id, t, kernel);
+    int rc = sp_task_validate(&g->check, id, t, kernel);
     if (rc)
-        return hbg_graph_fail(g, rc, "%s", msg);
+        return hbg_graph_fail(g, rc, "%s", g->check_msg);
 
-    uint32_t nargs = (uint32_t)t->tensor_count + t->scalar_count;
-    if ((rc = grow32((void **)&g->tasks, &g->task_cap, g->task_count, 1, sizeof *g->tasks)) ||
-        (rc = grow((void **)&g->args, &g->arg_cap, g->arg_count, nargs, sizeof *g->args)) ||
-        (rc = grow32((void **)&g->tensors, &g->tensor_cap, g->tensor_count, t->tensor_count,
-                     sizeof *g->tensors)) ||
-        (rc = map_reserve(g, t->tensor_count)))
+    const uint32_t ntensors = t->tensor_count, nargs = ntensors + t->scalar_count;
+    if ((id >= g->task_cap || g->arg_count + nargs > g->arg_cap ||
+         g->tensor_count + ntensors > g->tensor_cap || g->map.capacity - g->map.used < ntensors) &&
+        (rc = reserve_task(g, nargs, ntensors)) != SP_OK)
         return hbg_graph_fail(g, rc, "task %u: out of host memory building the graph", id);
 
     sp_dep_list *deps = &g->scratch;
     deps->count = 0;
     for (int i = 0; i < t->dep_count && rc == SP_OK; i++)
         rc = sp_dep_list_add(deps, t->deps[i], id, SP_EDGE_EXPLICIT);
-    bool manual = scope_mode(g) == SP_SCOPE_MANUAL;
-    for (int i = 0; i < t->tensor_count && rc == SP_OK; i++) {
+    const bool manual = scope_mode(g) == SP_SCOPE_MANUAL;
+    const uint32_t first = g->tensor_count;
+    uint64_t *args = &g->args[g->arg_count];
+    for (uint32_t i = 0; i < ntensors && rc == SP_OK; i++) {
         sp_tensor *x = t->tensors[i];
         if (t->dirs[i] == SP_OUT && (rc = alloc_output(g, x, id)) != SP_OK) {
-            hbg_graph_fail(g, rc, "task %u: output %d (%llu bytes) does not fit the %llu-byte heap",
+            hbg_graph_fail(g, rc, "task %u: output %u (%llu bytes) does not fit the %llu-byte heap",
                            id, i, (unsigned long long)x->buf_bytes,
                            (unsigned long long)g->heap_bytes);
             return rc;
@@ -172,35 +207,42 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         /* A manual scope records accesses (later auto tasks see them) but
          * keeps only the explicit edges. */
         rc = sp_tensormap_access(&g->map, id, x, t->dirs[i], manual, deps);
-        g->tensors[g->tensor_count + (uint32_t)i] = *x;
-        g->args[g->arg_count + (uint64_t)i] = g->tensor_count + (uint32_t)i;
+        g->tensors[first + i] = *x;
+        args[i] = first + i;
     }
     if (rc)
         return hbg_graph_fail(g, rc, "task %u: more than %d producers", id, SP_MAX_PRODUCERS);
-    if ((rc = grow((void **)&g->deps, &g->dep_cap, g->dep_count, deps->count, sizeof *g->deps)))
+    if (g->map.used > g->map_peak)
+        g->map_peak = g->map.used;
+    const uint32_t ndeps = deps->count;
+    if (g->dep_count + ndeps > g->dep_cap &&
+        (rc = grow(&g->store[HBG_STORE_DEPS], (void **)&g->deps, &g->dep_cap, g->dep_count, ndeps,
+                   sizeof *g->deps)) != SP_OK)
         return hbg_graph_fail(g, rc, "task %u: out of host memory building the graph", id);
-    for (uint32_t i = 0; i < deps->count; i++) {
-        g->deps[g->dep_count + i].producer = (uint32_t)deps->producer[i];
-        g->deps[g->dep_count + i].kind = deps->kind[i];
-        g->edges_by_kind[deps->kind[i]]++;
+    hbg_dep *out = &g->deps[g->dep_count];
+    for (uint32_t i = 0; i < ndeps; i++) {
+        uint32_t p = (uint32_t)deps->producer[i];
+        out[i] = (hbg_dep){.producer = p, .kind = deps->kind[i]};
+        g->tasks[p].fanout_count++;
     }
-    for (int i = 0; i < t->scalar_count; i++)
-        g->args[g->arg_count + t->tensor_count + (uint64_t)i] = t->scalars[i];
+    for (uint32_t i = 0; i < t->scalar_count; i++)
+        args[ntensors + i] = t->scalars[i];
 
-    hbg_build_task *bt = &g->tasks[id];
-    memset(bt, 0, sizeof *bt);
-    bt->shape = t->shape;
-    bt->tensor_count = t->tensor_count;
-    bt->scalar_count = t->scalar_count;
-    bt->block_num = t->block_num;
-    memcpy(bt->kernel, kernel, sizeof kernel);
-    bt->args_begin = (uint32_t)g->arg_count;
-    bt->deps_begin = g->dep_count;
-    bt->dep_count = deps->count;
+    g->tasks[id] = (hbg_build_task){
+        .shape = t->shape,
+        .tensor_count = (uint8_t)ntensors,
+        .scalar_count = t->scalar_count,
+        .block_num = t->block_num,
+        .kernel = {kernel[0], kernel[1], kernel[2]},
+        .args_begin = (uint32_t)g->arg_count,
+        .dep_count = ndeps,
+        .deps_begin = g->dep_count,
+    };
+    g->queue_blocks[sp_queue_of_shape(t->shape)] += t->block_num;
     g->arg_count += nargs;
-    g->tensor_count += t->tensor_count;
-    g->dep_count += deps->count;
-    g->task_count++;
+    g->tensor_count += ntensors;
+    g->dep_count += ndeps;
+    g->task_count = id + 1;
     return id;
 }
 
@@ -351,7 +393,7 @@ static const sp_orch_ops hbg_orch_ops = {
 
 int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callable *lc,
                    uint64_t heap_base, uint64_t heap_bytes, const hbg_buffer *buffers,
-                   uint32_t buffer_count)
+                   uint32_t buffer_count, sp_host_scratch *store)
 {
     memset(g, 0, sizeof *g);
     g->orch.ops = &hbg_orch_ops;
@@ -363,21 +405,51 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
     g->buffer_count = buffer_count;
     for (uint32_t i = 0; i < buffer_count && i < SP_MAX_RUN_TENSORS; i++)
         g->ranges[i] = (sp_device_range){.dev = buffers[i].dev, .bytes = buffers[i].bytes};
+    g->check = (sp_task_check){
+        .callable = lc,
+        .ranges = g->ranges,
+        .range_count = buffer_count,
+        .heap = {.dev = heap_base, .bytes = heap_bytes},
+        .msg = g->check_msg,
+        .msg_len = sizeof g->check_msg,
+        .memo = g->memo,
+        .view = &g->view,
+    };
+
+    /* The arrays start where the last build left them: same capacity, warm. */
+    g->store = store ? store : g->own_store;
+    sp_host_scratch *st = g->store;
+    g->tasks = st[HBG_STORE_TASKS].ptr;
+    g->task_cap = (uint32_t)(st[HBG_STORE_TASKS].cap / sizeof *g->tasks);
+    g->deps = st[HBG_STORE_DEPS].ptr;
+    g->dep_cap = st[HBG_STORE_DEPS].cap / sizeof *g->deps;
+    g->args = st[HBG_STORE_ARGS].ptr;
+    g->arg_cap = st[HBG_STORE_ARGS].cap / sizeof *g->args;
+    if (st[HBG_STORE_IMAGE].cap > HBG_IMAGE_TENSORS_OFF) {
+        g->tensors = (sp_tensor *)((char *)st[HBG_STORE_IMAGE].ptr + HBG_IMAGE_TENSORS_OFF);
+        g->tensor_cap =
+            (uint32_t)((st[HBG_STORE_IMAGE].cap - HBG_IMAGE_TENSORS_OFF) / sizeof *g->tensors);
+    }
+    /* The map as big as the last build needed: the same graph again never
+     * moves it, and a small graph after a big one lays out a small map. */
+    const hbg_store_state *state = st[HBG_STORE_STATE].ptr;
     uint32_t entries = 1024;
-    size_t bytes = sp_tensormap_bytes(entries);
-    g->map_mem = malloc(bytes);
-    if (!g->map_mem)
-        return SP_ENOMEM;
-    return sp_tensormap_init(&g->map, g->map_mem, bytes, entries);
+    while (state && entries < state->map_entries && entries < (1u << 30))
+        entries *= 2;
+    return map_in_store(&st[HBG_STORE_MAP], &g->map, entries);
 }
 
 void hbg_graph_free(hbg_graph *g)
 {
-    free(g->tasks);
-    free(g->deps);
-    free(g->args);
-    free(g->tensors);
-    free(g->map_mem);
+    sp_host_scratch *st = g->store;
+    /* Room for the peak and one more task's accesses: no move next time. */
+    if (st && g->map.capacity &&
+        sp_host_scratch_reserve(&st[HBG_STORE_STATE], sizeof(hbg_store_state)) == SP_OK)
+        ((hbg_store_state *)st[HBG_STORE_STATE].ptr)->map_entries =
+            g->map_peak + SP_MAX_TASK_TENSORS;
+    if (st == g->own_store)
+        for (int b = 0; b < HBG_STORE_BUFFERS; b++)
+            free(st[b].ptr);
     memset(g, 0, sizeof *g);
 }
 

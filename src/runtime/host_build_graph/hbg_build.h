@@ -1,13 +1,19 @@
 /* The host side of host_build_graph: the orchestration runs on the host
  * against these ops; every submit validates its task, derives its
  * producers through the shared TensorMap and appends it to a growing graph.
- * The graph is then laid out as one image (hbg_image_write). */
+ * The graph is then laid out as one image (hbg_image_write). The graph's
+ * arrays live in a store the caller keeps across runs (a pipeline slot's
+ * host scratch), so a build in steady state neither allocates nor faults
+ * in fresh pages. */
 #ifndef SP_RUNTIME_HBG_BUILD_H
 #define SP_RUNTIME_HBG_BUILD_H
 
 #include <stdint.h>
 
+#include "runtime/host_build_graph/hbg_image.h"
+#include "runtime/runtime.h"
 #include "runtime/shared/loaded_callable.h"
+#include "runtime/shared/sched_pass.h"
 #include "runtime/shared/task_check.h"
 #include "runtime/shared/tensormap.h"
 #include "simpler/host_api.h"
@@ -20,9 +26,10 @@ typedef struct hbg_build_task {
     uint8_t pad;
     uint32_t block_num;
     int32_t kernel[3];
-    uint32_t args_begin; /* tensors (descriptor indices) then scalars */
-    uint64_t deps_begin; /* producers in graph.deps */
-    uint32_t dep_count;
+    uint32_t args_begin;   /* tensors (descriptor indices) then scalars */
+    uint32_t dep_count;    /* producers, in graph.deps from deps_begin */
+    uint32_t fanout_count; /* consumers: counted as they are submitted */
+    uint64_t deps_begin;
 } hbg_build_task;
 
 typedef struct hbg_dep {
@@ -39,23 +46,49 @@ typedef struct hbg_buffer {
 
 #define HBG_MAX_SCOPE_DEPTH 64
 
+/* The graph's store: host buffers that keep their size and their pages from
+ * one build to the next. Buffer HBG_STORE_IMAGE is the staging of the image
+ * (hbg_image_write), which holds the tensor descriptors from the start of
+ * the build, at HBG_IMAGE_TENSORS_OFF; the others hold the graph's arrays. */
+enum {
+    HBG_STORE_IMAGE = 0,
+    HBG_STORE_TASKS,
+    HBG_STORE_DEPS,
+    HBG_STORE_ARGS,
+    HBG_STORE_MAP,
+    HBG_STORE_STATE, /* hbg_store_state */
+    HBG_STORE_BUFFERS,
+};
+_Static_assert(HBG_STORE_BUFFERS <= SP_HOST_SCRATCH_SLOT_BUFFERS, "a slot holds the store");
+
+/* What a store remembers of the last build besides its arrays. */
+typedef struct hbg_store_state {
+    uint32_t map_entries; /* TensorMap entries the last build needed */
+} hbg_store_state;
+
 typedef struct hbg_graph {
     sp_orch orch; /* first: the orchestration's sp_orch * is a hbg_graph * */
     const sp_host_api *api;
     const sp_loaded_callable *callable;
 
+    sp_task_check check; /* the run's constant facts for sp_task_validate */
+    sp_lane_memo memo[SP_LANE_MEMO_SLOTS];
+    sp_view_memo view;
+
+    /* Arrays in the store; a capacity counts elements. */
+    sp_host_scratch *store; /* HBG_STORE_BUFFERS buffers */
     hbg_build_task *tasks;
     uint32_t task_count, task_cap;
     hbg_dep *deps; /* producers of each task, task by task */
     uint64_t dep_count, dep_cap;
     uint64_t *args;
     uint64_t arg_count, arg_cap;
-    sp_tensor *tensors;
+    sp_tensor *tensors; /* in the image's staging */
     uint32_t tensor_count, tensor_cap;
-    uint64_t edges_by_kind[SP_EDGE_KINDS];
+    uint64_t queue_blocks[SP_QUEUES]; /* blocks each ready queue will ever hold */
 
-    sp_tensormap map;
-    void *map_mem;
+    sp_tensormap map;  /* in store[HBG_STORE_MAP] */
+    uint32_t map_peak; /* most live entries so far */
     sp_dep_list scratch;
 
     /* Runtime-allocated tensors: bump allocation in the bank's heap. */
@@ -70,12 +103,17 @@ typedef struct hbg_graph {
 
     int error;
     char message[256];
+    char check_msg[256];                          /* sp_task_validate's reason */
+    sp_host_scratch own_store[HBG_STORE_BUFFERS]; /* the store when the caller has none */
 } hbg_graph;
 
-/* Set up an empty graph over `api`'s heap [heap_base, +heap_bytes). */
+/* Set up an empty graph over `api`'s heap [heap_base, +heap_bytes), its
+ * arrays in `store` (HBG_STORE_BUFFERS buffers kept by the caller across
+ * builds; NULL: the graph's own, freed by hbg_graph_free). 0 or SP_ENOMEM. */
 int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callable *lc,
                    uint64_t heap_base, uint64_t heap_bytes, const hbg_buffer *buffers,
-                   uint32_t buffer_count);
+                   uint32_t buffer_count, sp_host_scratch *store);
+/* Done with the graph: the store keeps its buffers (the graph's own are freed). */
 void hbg_graph_free(hbg_graph *g);
 /* Record the first error (later ones are dropped); returns `status`. */
 int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)

@@ -5,8 +5,12 @@
  * start; the only absolute addresses are device buffer addresses (tensor
  * data, the tensor descriptors inside this image, the kernel table).
  *
- *   header | tasks[task_count] | fanout[edge_count] | args[] | tensors[] |
- *   queue slots (per queue) */
+ *   header | tensors[] | tasks[task_count] | fanout[edge_count] | args[] |
+ *   queue slots (per queue)
+ *
+ * The tensor descriptors come first, at a fixed offset, so the host build
+ * writes them straight into the staging of the image as tasks are
+ * submitted; the sections after them are sized by the finished graph. */
 #ifndef SP_RUNTIME_HBG_IMAGE_H
 #define SP_RUNTIME_HBG_IMAGE_H
 
@@ -68,5 +72,8 @@ typedef struct hbg_image {
     sp_fault_report fault;                   /* the first kernel fault, if any */
     _Alignas(64) hbg_queue queues[HBG_QUEUES];
 } hbg_image;
+
+/* Where the tensor descriptors start: right after the header. */
+#define HBG_IMAGE_TENSORS_OFF ((sizeof(hbg_image) + 63) & ~(uint64_t)63)
 
 #endif

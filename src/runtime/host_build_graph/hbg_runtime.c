@@ -73,7 +73,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
                  sp_status_name(rc));
         return rc;
     }
-    rc = hbg_graph_init(g, p->api, lc, r->arena.heap, heap, bufs, r->staging.count);
+    rc = hbg_graph_init(g, p->api, lc, r->arena.heap, heap, bufs, r->staging.count, p->scratch);
     if (rc) {
         snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
         return rc;
@@ -106,23 +106,19 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
                  (unsigned long long)l.total, g->task_count, sp_status_name(rc));
         return rc;
     }
-    if ((rc = sp_host_scratch_reserve(p->scratch, l.total)) != SP_OK) {
-        snprintf(p->err, p->err_len, "host staging of %llu bytes for the image",
-                 (unsigned long long)l.total);
-        return rc;
-    }
     uint64_t timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
-    rc = hbg_image_write(g, &l, r->arena.image, lc->kernel_table, lc->kernel_count, timeout_ns,
-                         p->scratch->ptr);
+    rc = hbg_image_write(g, &l, r->arena.image, lc->kernel_table, lc->kernel_count, timeout_ns);
     if (rc) {
-        snprintf(p->err, p->err_len, "writing the image: %s", sp_status_name(rc));
+        snprintf(p->err, p->err_len, "host staging of %llu bytes for the image: %s",
+                 (unsigned long long)l.total, sp_status_name(rc));
         return rc;
     }
-    if ((rc = hbg_trace_prepare(&r->trace, p, g, r->sched_threads, p->scratch->ptr)) != SP_OK)
+    void *image = hbg_image_of(g);
+    if ((rc = hbg_trace_prepare(&r->trace, p, g, r->sched_threads, image)) != SP_OK)
         return rc;
     uint64_t t0 = sp_now_ns();
     ph[SP_TRACE_PHASE_WIRE][1] = ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
-    rc = sp_host_copy_to_device(p->api, r->arena.image, p->scratch->ptr, l.total);
+    rc = sp_host_copy_to_device(p->api, r->arena.image, image, l.total);
     r->upload_ns = sp_now_ns() - t0;
     ph[SP_TRACE_PHASE_UPLOAD][1] = t0 + r->upload_ns;
     if (rc) {

@@ -138,6 +138,99 @@ static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_ten
                 tid, i, (unsigned long long)x->addr, (unsigned long long)x->buf_bytes);
 }
 
+/* Tensor `x` read or written in place is of the memo's class and inside its
+ * buffer: check_tensor's verdict, by comparison. */
+static bool view_known(const sp_view_memo *v, const sp_tensor *x, int dir)
+{
+    if (!v->valid || !x || dir < SP_IN || dir > SP_NO_DEP || dir == SP_OUT || x->addr != v->addr ||
+        x->buf_bytes != v->buf_bytes || x->dtype != v->dtype || x->ndim != v->ndim ||
+        x->offset < 0 || (uint64_t)x->offset > v->max_offset)
+        return false;
+    for (int d = 0; d < v->ndim; d++)
+        if (x->shape[d] != v->shape[d] || x->strides[d] != v->strides[d])
+            return false;
+    return true;
+}
+
+/* Remember the class of `x`, a view check_tensor accepted, when its
+ * strides are >= 0 (the other classes are rare enough to check in full). */
+static void view_learn(sp_view_memo *v, const sp_tensor *x)
+{
+    uint64_t es = sp_dtype_size(x->dtype), span = 0, term;
+    v->valid = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (x->strides[d] < 0 ||
+            __builtin_mul_overflow((uint64_t)x->strides[d], (uint64_t)(x->shape[d] - 1), &term) ||
+            __builtin_add_overflow(span, term, &span))
+            return;
+    /* Inside iff (offset + span + 1) * es <= buf_bytes; x itself is. */
+    uint64_t elems = x->buf_bytes / es;
+    if (elems < span + 1)
+        return;
+    *v = (sp_view_memo){.addr = x->addr,
+                        .buf_bytes = x->buf_bytes,
+                        .max_offset = elems - span - 1,
+                        .dtype = x->dtype,
+                        .ndim = x->ndim,
+                        .valid = 1};
+    memcpy(v->shape, x->shape, sizeof v->shape);
+    memcpy(v->strides, x->strides, sizeof v->strides);
+}
+
+static unsigned memo_slot(const sp_task *t)
+{
+    uint32_t h = (uint32_t)t->func_id[0] * 7u + (uint32_t)t->func_id[1] * 5u +
+                 (uint32_t)t->func_id[2] * 3u + t->shape;
+    return h & (SP_LANE_MEMO_SLOTS - 1);
+}
+
+/* Resolve the task's lanes (resolve_kernels, which names any fault) and
+ * measure their signatures into `m`. */
+static int lanes_resolve(const sp_task_check *c, uint64_t id, const sp_task *t, sp_lane_memo *m)
+{
+    int rc = resolve_kernels(c, id, t, m->kernel);
+    if (rc)
+        return rc;
+    m->sig_lanes = 0;
+    for (int l = 0; l < SP_LANES; l++) {
+        m->func_id[l] = t->func_id[l];
+        m->sig[l] = NULL;
+        m->sig_len[l] = m->sig_scalars_from[l] = 0;
+        if (m->kernel[l] < 0)
+            continue;
+        const char *sig = c->callable->kernels[m->kernel[l]].signature;
+        size_t len = strlen(sig), from = len;
+        while (from > 0 && sig[from - 1] == 's')
+            from--;
+        /* A signature too long to measure here fails the length test
+         * below, and check_signature decides. */
+        m->sig[l] = sig;
+        m->sig_lanes |= (uint8_t)(len ? 1u << l : 0);
+        m->sig_len[l] = (uint16_t)(len > UINT16_MAX ? UINT16_MAX : len);
+        m->sig_scalars_from[l] = (uint16_t)(from > UINT16_MAX ? UINT16_MAX : from);
+    }
+    m->shape = t->shape;
+    m->valid = 1;
+    return SP_OK;
+}
+
+/* The task's arguments match the lane's signature as check_signature
+ * compares them; false sends the lane to check_signature. */
+static bool signature_fast_ok(const sp_lane_memo *m, int l, const sp_task *t)
+{
+    static const char dir_char[] = {'?', 'i', 'o', 'x', 'e', 'n'};
+    const char *sig = m->sig[l];
+    if (m->sig_len[l] != (unsigned)t->tensor_count + t->scalar_count ||
+        t->tensor_count < m->sig_scalars_from[l])
+        return false;
+    for (int i = 0; i < t->tensor_count; i++) {
+        char d = dir_char[t->dirs[i] <= SP_NO_DEP ? t->dirs[i] : 0];
+        if (!(sig[i] == d || (sig[i] == 'e' && d == 'o') || (sig[i] == 'o' && d == 'e')))
+            return false;
+    }
+    return true;
+}
+
 int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
 {
     unsigned long long tid = (unsigned long long)id;
@@ -155,12 +248,31 @@ int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int3
     if (t->block_num < 1 || t->block_num > max_blocks)
         return fail(c, SP_ETASK_ARGS, "task %llu: block_num %u out of range [1, %u]", tid,
                     t->block_num, max_blocks);
-    int rc = resolve_kernels(c, id, t, kernel);
-    for (int l = 0; rc == SP_OK && l < SP_LANES; l++)
-        if (kernel[l] >= 0)
+    /* Lanes: from the memo when this (shape, func_ids) resolved before. */
+    sp_lane_memo local, *m = c->memo ? &c->memo[memo_slot(t)] : &local;
+    if (!(c->memo && m->valid && m->shape == t->shape && m->func_id[0] == t->func_id[0] &&
+          m->func_id[1] == t->func_id[1] && m->func_id[2] == t->func_id[2])) {
+        int rc = lanes_resolve(c, id, t, m);
+        if (rc) {
+            m->valid = 0;
+            return rc;
+        }
+    }
+    int rc = SP_OK;
+    memcpy(kernel, m->kernel, sizeof m->kernel);
+    for (unsigned lanes = m->sig_lanes; lanes && rc == SP_OK; lanes &= lanes - 1) {
+        int l = __builtin_ctz(lanes);
+        if (!signature_fast_ok(m, l, t))
             rc = check_signature(c, id, t, kernel[l]);
-    for (int i = 0; rc == SP_OK && i < t->tensor_count; i++)
-        rc = check_tensor(c, id, i, t->tensors[i], t->dirs[i]);
+    }
+    for (int i = 0; rc == SP_OK && i < t->tensor_count; i++) {
+        const sp_tensor *x = t->tensors[i];
+        if (c->view && view_known(c->view, x, t->dirs[i]))
+            continue;
+        rc = check_tensor(c, id, i, x, t->dirs[i]);
+        if (rc == SP_OK && c->view && t->dirs[i] != SP_OUT)
+            view_learn(c->view, x);
+    }
     if (rc)
         return rc;
     for (int i = 0; i < t->dep_count; i++)
