@@ -102,9 +102,9 @@ uint32_t sp_chip_event_snapshot(sp_chip *chip);
  * finished payload or notify ends the wait. deadline_ns is an sp_now_ns()
  * time, 0 for none. 0, or SP_ETIMEOUT. */
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns);
-/* The same wait for a scheduler whose cores all have work queued: a parked
- * caller is woken only by a notify, or by a finish that leaves its core's
- * queue low (at most half full) — not by every finish. */
+/* The same wait for a scheduler: a parked caller is woken only by a notify,
+ * or by a finish that leaves its core's queue low (at most half full) — not
+ * by every finish. */
 int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns);
 /* Bump the event without a completion: wakes schedulers waiting in
  * sp_chip_event_wait (e.g. new ready work, or a stop request). */

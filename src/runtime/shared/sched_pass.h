@@ -152,21 +152,6 @@ static inline bool sp_sched_busy(const sp_sched *s)
     return false;
 }
 
-/* True when every core this thread owns has a full queue: nothing it could
- * dispatch, so it may sleep through finishes that leave work queued. */
-static inline bool sp_sched_full(const sp_sched *s)
-{
-    uint32_t C = s->clusters;
-    for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
-        if (s->mix_cluster[c])
-            return false; /* a MIX block ends with its last lane: wait for each */
-        if (sp_sched_inflight(s, c) < s->depth || sp_sched_inflight(s, C + 2 * c) < s->depth ||
-            sp_sched_inflight(s, C + 2 * c + 1) < s->depth)
-            return false;
-    }
-    return true;
-}
-
 /* Queue (task, block) on `core`; false if the lane has nothing to run. */
 static inline bool sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t core,
                                      uint64_t task, uint32_t block, int lane)
@@ -323,16 +308,16 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
 }
 
 /* An idle scheduler's wait: for the chip event, or until the next kernel
- * could run past the timeout (then interrupt it). With every core's queue
- * full it sleeps through finishes that leave work queued; otherwise any
- * finish (which may release ready work) wakes it. */
+ * could run past the timeout (then interrupt it). A pass that found nothing
+ * to do left no core with room and ready work of its kind, so the wait is
+ * batched: a finish wakes it only when it leaves its core's queue half
+ * empty (a core that runs dry always wakes it) or by a notify (new ready
+ * work from elsewhere); finishes that leave a core busy are reaped later,
+ * in one pass. */
 static inline void sp_sched_idle_wait(sp_sched *s, uint32_t snapshot)
 {
     uint64_t deadline = sp_sched_timeouts(s);
-    if (sp_sched_full(s))
-        sp_chip_event_wait_batched(s->chip, snapshot, deadline);
-    else
-        sp_chip_event_wait(s->chip, snapshot, deadline);
+    sp_chip_event_wait_batched(s->chip, snapshot, deadline);
     if (deadline)
         sp_sched_timeouts(s);
 }
