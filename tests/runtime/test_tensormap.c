@@ -319,7 +319,7 @@ Test(tensormap, dep_list_limit_is_a_graph_limit)
 static bool in_grid_mode(const sp_tensormap *m, uint64_t addr)
 {
     for (uint32_t i = 0; i < m->tile_fresh; i++)
-        if (m->tiles[i].base_rec >= 0 && m->tiles[i].base == addr)
+        if (m->tiles[i].base_rec >= 0 && m->bases[m->tiles[i].base_rec].base == addr)
             return true;
     return false;
 }
@@ -745,9 +745,11 @@ typedef struct rand_buf {
 
 static void pick_grid(rand_buf *b)
 {
-    static const int64_t th[] = {1, 2, 4, 8}, tw[] = {2, 4, 8};
-    b->th = th[rnd(4)];
-    b->tw = rnd(4) ? tw[rnd(3)] : b->cols; /* whole rows: 1-D like slices */
+    /* Powers of two and not: grid mode shifts for the first, divides for
+     * the others. */
+    static const int64_t th[] = {1, 2, 4, 8, 3}, tw[] = {2, 4, 8, 3, 6};
+    b->th = th[rnd(5)];
+    b->tw = rnd(4) ? tw[rnd(5)] : b->cols; /* whole rows: 1-D like slices */
 }
 
 /* A view of buffer b: a tile of its grid, or with probability `odd` per

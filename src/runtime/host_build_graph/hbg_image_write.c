@@ -50,12 +50,11 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
     /* The tensors are in place already: grow the staging around them. */
     sp_host_scratch *st = &g->store[HBG_STORE_IMAGE];
     if (st->cap < l->total) {
-        void *q = realloc(st->ptr, l->total);
-        if (!q)
-            return SP_ENOMEM;
-        st->ptr = q;
-        st->cap = l->total;
-        g->tensors = (sp_tensor *)((char *)q + HBG_IMAGE_TENSORS_OFF);
+        int rc = hbg_store_grow(
+            st, l->total, HBG_IMAGE_TENSORS_OFF + (size_t)g->tensor_count * sizeof(sp_tensor), 0);
+        if (rc)
+            return rc;
+        g->tensors = (sp_tensor *)((char *)st->ptr + HBG_IMAGE_TENSORS_OFF);
         g->tensor_cap = (uint32_t)g->tensor_count;
     }
     uint8_t *base = st->ptr;

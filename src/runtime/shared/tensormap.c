@@ -316,22 +316,24 @@ static void treap_free(sp_tensormap *map, int32_t i)
 
 /* ---- the tile grid -------------------------------------------------------- */
 
-static uint32_t hash_tile(const sp_tensormap *map, uint64_t base, int64_t offset)
+/* A tile's key: its buffer's mix plus its row-major index in the grid, so
+ * that neighbouring tiles take neighbouring buckets (a sweep over a matrix
+ * walks the table in order instead of missing the cache at every tile) and
+ * the tiles of one buffer never collide until the index wraps the table. */
+static uint32_t tile_key(uint64_t base, uint32_t index)
 {
-    uint64_t h = ((base >> 6) ^ ((uint64_t)offset * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(h >> 32) & map->tile_mask;
+    return (uint32_t)(((base >> 6) * 0x9e3779b97f4a7c15ull) >> 32) + index;
 }
 
-static int32_t tile_find(const sp_tensormap *map, uint64_t base, int64_t offset)
+static int32_t tile_find(const sp_tensormap *map, int32_t b, int64_t offset, uint32_t key)
 {
-    for (int32_t i = map->tile_buckets[hash_tile(map, base, offset)]; i >= 0;
-         i = map->tiles[i].next)
-        if (map->tiles[i].offset == offset && map->tiles[i].base == base)
+    for (int32_t i = map->tile_buckets[key & map->tile_mask]; i >= 0; i = map->tiles[i].next)
+        if (map->tiles[i].offset == offset && map->tiles[i].base_rec == b)
             return i;
     return -1;
 }
 
-static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset)
+static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset, uint32_t key)
 {
     int32_t i = map->tile_free;
     if (i >= 0)
@@ -339,11 +341,10 @@ static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset)
     else
         i = (int32_t)map->tile_fresh++;
     assert((uint32_t)i < map->capacity);
-    uint64_t base = map->bases[b].base;
-    uint32_t h = hash_tile(map, base, offset);
+    uint32_t h = key & map->tile_mask;
     int32_t sib = map->bases[b].tiles;
-    map->tiles[i] = (sp_tmap_tile){.base = base,
-                                   .offset = offset,
+    map->tiles[i] = (sp_tmap_tile){.offset = offset,
+                                   .key = key,
                                    .next = map->tile_buckets[h],
                                    .base_rec = b,
                                    .sib_prev = -1,
@@ -360,7 +361,7 @@ static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset)
 static void tile_drop(sp_tensormap *map, int32_t i)
 {
     sp_tmap_tile *t = &map->tiles[i];
-    int32_t *link = &map->tile_buckets[hash_tile(map, t->base, t->offset)];
+    int32_t *link = &map->tile_buckets[t->key & map->tile_mask];
     while (*link != i)
         link = &map->tiles[*link].next;
     *link = t->next;
@@ -401,8 +402,8 @@ static void node_pop(sp_tensormap *map, int32_t b, int32_t *link)
 
 /* Free the nodes of a chain whose task is below `below`, and unless `keep`
  * is SP_NO_TASK every node not of task `keep`; returns how many. */
-static uint32_t chain_drop(sp_tensormap *map, int32_t b, int32_t *chain, int64_t below,
-                           int64_t keep)
+static inline __attribute__((always_inline)) uint32_t
+chain_drop(sp_tensormap *map, int32_t b, int32_t *chain, int64_t below, int64_t keep)
 {
     uint32_t freed = 0;
     while (*chain >= 0) {
@@ -429,8 +430,9 @@ static void tile_tidy(sp_tensormap *map, int32_t i)
 
 /* The edges a chain of a tile gives task's access, retired nodes freed on
  * the way (the caller tidies the tile if that empties it). */
-static int chain_edges(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner,
-                       sp_edge_kind kind, sp_dep_list *deps, bool *creator_implied)
+static inline __attribute__((always_inline)) int
+chain_edges(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner,
+            sp_edge_kind kind, sp_dep_list *deps, bool *creator_implied)
 {
     while (*chain >= 0) {
         const sp_tmap_node *n = &map->nodes[*chain];
@@ -505,16 +507,17 @@ static int32_t grid_to_treap(sp_tensormap *map, int32_t b)
     return b;
 }
 
-/* A task's access to tile `offset` of grid-mode buffer b, or (b -1) the
- * first access to a buffer, whose `layout` starts its grid. Edges first, so
+/* A task's access to tile `offset` (hash `key`) of grid-mode buffer b, or
+ * (b -1) the first access to a buffer, whose `grid` entry the caller laid
+ * out. Edges first, so
  * that a full dep list leaves the tile as it was but for retired nodes; then
  * the record, which cannot fail: the caller made room. */
-static int grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset,
-                       const sp_access_layout *layout, uint64_t lo, uint64_t hi, int64_t task,
-                       int64_t owner, bool writes, bool manual, sp_dep_list *deps)
+static int grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_t key,
+                       const sp_tmap_entry *grid, int64_t task, int64_t owner, bool writes,
+                       bool manual, sp_dep_list *deps)
 {
     bool creator_implied = owner == SP_NO_TASK || owner == task;
-    int32_t i = b >= 0 ? tile_find(map, base, offset) : -1;
+    int32_t i = b >= 0 ? tile_find(map, b, offset, key) : -1;
     int rc = SP_OK;
     if (i >= 0 && !manual) {
         sp_tmap_tile *t = &map->tiles[i];
@@ -532,13 +535,12 @@ static int grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offs
     }
     if (b < 0) {
         int32_t g = entry_take(map);
-        map->entries[g] = (sp_tmap_entry){
-            .lo = lo, .hi = hi, .task = task, .owner = SP_NO_TASK, .is_grid = 1, .layout = *layout};
+        map->entries[g] = *grid;
         b = base_add(map, base, g);
         map->entries[g].base_rec = b;
     }
     if (i < 0)
-        i = tile_add(map, b, offset);
+        i = tile_add(map, b, offset, key);
     sp_tmap_tile *t = &map->tiles[i];
     if (writes) {
         /* The write supersedes every other task's access to the tile (and
@@ -641,9 +643,37 @@ static bool write_covers(uint64_t lo, uint64_t hi, const sp_access_layout *outer
 /* True if view `l` can start a grid: a box in a dense layout whose start is
  * a multiple of its shape. Two views of one such layout and shape are the
  * same tile or share nothing. */
-static bool starts_grid(const sp_access_layout *l)
+static uint8_t shift_of(int64_t v)
 {
-    int64_t start[SP_MAX_DIMS];
+    return v > 0 && (v & (v - 1)) == 0 ? (uint8_t)__builtin_ctzll((uint64_t)v) : SP_TMAP_NO_SHIFT;
+}
+
+/* The grid entry's tile_mul and shifts for layout l (which starts_grid
+ * accepted); returns the index of l's own tile. */
+static uint32_t grid_numbering(const sp_access_layout *l, const int64_t *start, sp_tmap_entry *g)
+{
+    uint32_t m = 1, index = 0;
+    memset(g->tile_mul, 0, sizeof g->tile_mul);
+    memset(g->stride_shift, SP_TMAP_NO_SHIFT, sizeof g->stride_shift);
+    memset(g->shape_shift, SP_TMAP_NO_SHIFT, sizeof g->shape_shift);
+    for (int d = l->ndim - 1; d >= 0; d--) {
+        g->tile_mul[d] = m;
+        g->stride_shift[d] = shift_of(l->strides[d]);
+        g->shape_shift[d] = shift_of(l->shape[d]);
+        index += (uint32_t)(start[d] / l->shape[d]) * m;
+        /* Tiles per row of dimension d: the parent's extent there (outer
+         * stride / stride) over the tile's. Only a hash (tile_key):
+         * wrapping mod 2^32 is harmless. */
+        if (d > 0) {
+            int64_t extent = l->strides[d - 1] / l->strides[d];
+            m *= (uint32_t)(extent / l->shape[d] + (extent % l->shape[d] != 0));
+        }
+    }
+    return index;
+}
+
+static bool starts_grid(const sp_access_layout *l, int64_t start[SP_MAX_DIMS])
+{
     if (l->ndim < 1 || l->ndim > SP_MAX_DIMS || !layout_box(l, start))
         return false;
     for (int d = 0; d < l->ndim; d++)
@@ -656,26 +686,34 @@ static bool starts_grid(const sp_access_layout *l)
  * that passed starts_grid): layout_box and the alignment test, knowing that
  * the strides nest, and sp_tensor_byte_extent's checks, knowing the shape.
  * The hot path of grid mode, hence no layout copy and no 128-bit extent. */
-static bool on_grid(const sp_tensor *t, const sp_tmap_entry *g)
+static bool on_grid(const sp_tensor *t, const sp_tmap_entry *g, uint32_t *index)
 {
     const sp_access_layout *grid = &g->layout;
-    uint64_t es = grid->elem_size;
+    uint64_t es = grid->elem_size, end;
+    /* The tile's bytes end inside 2^64 (tile bytes are a multiple of es). */
     if (t->ndim != grid->ndim || sp_tensor_elem_size(t) != es || t->offset < 0 ||
-        (uint64_t)t->offset > UINT64_MAX / es - (g->hi - g->lo) / es)
+        __builtin_mul_overflow((uint64_t)t->offset, es, &end) ||
+        __builtin_add_overflow(end, g->hi - g->lo, &end))
         return false;
     int64_t rem = t->offset;
+    uint32_t at_tile = 0;
     for (int d = 0; d < grid->ndim; d++) {
         int64_t s = grid->strides[d], n = grid->shape[d];
         if (t->shape[d] != n || t->strides[d] != s)
             return false;
-        int64_t start = rem / s, at = start * s;
+        /* Powers of two are common: shift instead of divide (rem >= 0). */
+        uint8_t ss = g->stride_shift[d], ns = g->shape_shift[d];
+        int64_t start = ss != SP_TMAP_NO_SHIFT ? rem >> ss : rem / s, at = start * s;
+        int64_t tile = ns != SP_TMAP_NO_SHIFT ? start >> ns : start / n;
         rem -= at;
+        at_tile += (uint32_t)tile * g->tile_mul[d];
         /* Aligned, and inside the parent's row: (start + n) * s at most the
          * outer stride, which at (<= the remainder below it) and n * s
          * (the grid's own tile fits) keep from overflowing. */
-        if (start % n != 0 || (d > 0 && n * s > grid->strides[d - 1] - at))
+        if (start != tile * n || (d > 0 && n * s > grid->strides[d - 1] - at))
             return false;
     }
+    *index = at_tile;
     return rem == 0;
 }
 
@@ -731,30 +769,18 @@ static int treap_access(sp_tensormap *map, int32_t b, uint64_t base, const sp_ac
     return SP_OK;
 }
 
-int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
-                        sp_dep_list *deps)
+/* Everything but a tile of a live grid: a first access, a buffer whose
+ * accesses all retired, a view off its buffer's grid, a treap-mode buffer.
+ * Kept out of line so the grid path stays small. */
+static __attribute__((noinline)) int access_slow(sp_tensormap *map, int32_t b, int64_t task,
+                                                 const sp_tensor *t, int64_t owner, bool writes,
+                                                 bool manual, sp_dep_list *deps)
 {
-    int64_t owner = manual ? SP_NO_TASK : t->owner_task;
-    if (dir == SP_NO_DEP)
-        return owner == SP_NO_TASK ? SP_OK : sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
-    bool writes = dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
     uint64_t lo, hi;
-    int32_t b = base_find(map, t->addr);
-    /* Room for one more access is all an access needs (pools comment). */
-    bool room = map->used < map->capacity;
-    if (b >= 0 && map->bases[b].grid >= 0 && map->bases[b].newest >= map->retired_below) {
-        const sp_tmap_entry *g = &map->entries[map->bases[b].grid];
-        if (on_grid(t, g)) {
-            if (!room)
-                return SP_EGRAPH_LIMIT;
-            tile_bytes(g, t->offset, &lo, &hi);
-            return grid_access(map, b, t->addr, t->offset, NULL, lo, hi, task, owner, writes,
-                               manual, deps);
-        }
-    }
     if (sp_tensor_byte_extent(t, &lo, &hi) != SP_OK)
         return SP_ESHAPE;
-    if (!room)
+    /* Room for one more access is all an access needs (pools comment). */
+    if (map->used >= map->capacity)
         return SP_EGRAPH_LIMIT;
     if (b >= 0 && map->bases[b].newest < map->retired_below) {
         /* All retired (a ring heap handing the address out again, maybe
@@ -763,13 +789,38 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
         b = -1;
     }
     if (b >= 0 && map->bases[b].grid >= 0)
-        b = grid_to_treap(map, b); /* not a tile of its grid (tested above) */
+        b = grid_to_treap(map, b); /* not a tile of its grid (tested before) */
     sp_access_layout layout;
     layout_of(t, &layout);
-    if (b < 0 && starts_grid(&layout))
-        return grid_access(map, b, t->addr, t->offset, &layout, lo, hi, task, owner, writes, manual,
-                           deps);
+    int64_t start[SP_MAX_DIMS];
+    if (b < 0 && starts_grid(&layout, start)) {
+        sp_tmap_entry grid = {.lo = lo, .hi = hi, .is_grid = 1, .layout = layout};
+        uint32_t index = grid_numbering(&layout, start, &grid);
+        return grid_access(map, b, t->addr, t->offset, tile_key(t->addr, index), &grid, task, owner,
+                           writes, manual, deps);
+    }
     return treap_access(map, b, t->addr, &layout, lo, hi, task, owner, writes, manual, deps);
+}
+
+int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
+                        sp_dep_list *deps)
+{
+    int64_t owner = manual ? SP_NO_TASK : t->owner_task;
+    if (dir == SP_NO_DEP)
+        return owner == SP_NO_TASK ? SP_OK : sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
+    bool writes = dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
+    int32_t b = base_find(map, t->addr);
+    if (b >= 0 && map->bases[b].grid >= 0 && map->bases[b].newest >= map->retired_below) {
+        const sp_tmap_entry *g = &map->entries[map->bases[b].grid];
+        uint32_t index;
+        if (on_grid(t, g, &index)) {
+            if (map->used >= map->capacity)
+                return SP_EGRAPH_LIMIT;
+            return grid_access(map, b, t->addr, t->offset, tile_key(t->addr, index), NULL, task,
+                               owner, writes, manual, deps);
+        }
+    }
+    return access_slow(map, b, task, t, owner, writes, manual, deps);
 }
 
 void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id)
@@ -830,7 +881,7 @@ static void move_by_index(sp_tensormap *to, const sp_tensormap *from)
         sp_tmap_tile *t = &to->tiles[i];
         if (t->base_rec < 0)
             continue;
-        uint32_t h = hash_tile(to, t->base, t->offset);
+        uint32_t h = t->key & to->tile_mask;
         t->next = to->tile_buckets[h];
         to->tile_buckets[h] = (int32_t)i;
     }
@@ -861,14 +912,15 @@ int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from)
             continue;
         if (to->capacity - to->used < live)
             return SP_EGRAPH_LIMIT;
-        int32_t b = base_find(to, t->base);
+        uint64_t base = from->bases[t->base_rec].base;
+        int32_t b = base_find(to, base);
         if (b < 0) {
             int32_t g = entry_take(to);
             to->entries[g] = from->entries[from->bases[t->base_rec].grid];
-            b = base_add(to, t->base, g);
+            b = base_add(to, base, g);
             to->entries[g].base_rec = b;
         }
-        int32_t k = tile_add(to, b, t->offset);
+        int32_t k = tile_add(to, b, t->offset, t->key);
         chain_copy(to, b, &to->tiles[k].writers, from, t->writers);
         chain_copy(to, b, &to->tiles[k].readers, from, t->readers);
     }

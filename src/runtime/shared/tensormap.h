@@ -15,8 +15,9 @@
  *
  * Grid mode, while every access to the buffer is a tile of one grid (same
  * shape, strides and element size, box aligned to the shape): two such
- * views share an element iff they are the same tile, so a hash on (buffer,
- * offset) finds the only record that matters, holding the tile's writer and
+ * views share an element iff they are the same tile, so a hash on the
+ * buffer plus the tile's row-major index (neighbouring tiles, neighbouring
+ * buckets) finds the only record that matters, holding the tile's writer and
  * its readers since. An access costs O(1) plus the edges it derives, and the
  * readers a write clears are exactly its WAR edges; tiled programs (every
  * synthetic DAG, Cholesky) never walk anything else.
@@ -72,16 +73,30 @@ typedef struct sp_access_layout {
     uint8_t elem_size;
 } sp_access_layout;
 
+#define SP_TMAP_NO_SHIFT 0xff
+
 /* One recorded access of a treap-mode buffer: a node of its buffer's
  * interval treap (ordered by lo, heap-ordered by prio, each node knowing the
  * largest hi below it). A grid-mode buffer borrows one entry, in no treap,
  * to keep its grid's layout. */
 typedef struct sp_tmap_entry {
     uint64_t lo, hi; /* bytes [lo, hi) relative to the buffer */
-    uint64_t max_hi; /* largest hi in this subtree */
-    int64_t task;
-    int64_t owner; /* creator this access depended on, SP_NO_TASK if none */
-    int32_t left, right;
+    union {
+        struct {             /* an access */
+            uint64_t max_hi; /* largest hi in this subtree */
+            int64_t task;
+            int64_t owner; /* creator this access depended on, SP_NO_TASK if none */
+            int32_t left, right;
+        };
+        struct { /* a grid's layout */
+            /* Tiles one step along each dimension skips: a tile's
+             * row-major index (mod 2^32) keys it. */
+            uint32_t tile_mul[SP_MAX_DIMS];
+            /* log2 of each stride and tile side that is a power of two,
+             * else SP_TMAP_NO_SHIFT: locating a tile shifts, not divides. */
+            uint8_t stride_shift[SP_MAX_DIMS], shape_shift[SP_MAX_DIMS];
+        };
+    };
     uint32_t prio;
     int32_t base_rec; /* its buffer's record; -1 while the entry is free */
     uint8_t is_write;
@@ -102,8 +117,8 @@ typedef struct sp_tmap_node {
  * (a write supersedes every other task's access to the tile); readers are
  * the reads since, and that task's own. Both chains newest first. */
 typedef struct sp_tmap_tile {
-    uint64_t base;
-    int64_t offset;             /* the tile's first element: its key beside base */
+    int64_t offset;             /* the tile's first element: its key beside base_rec */
+    uint32_t key;               /* its hash before the mask: the buffer's mix + tile index */
     int32_t next;               /* next tile in the hash chain (or the free list) */
     int32_t base_rec;           /* its buffer's record; -1 while the tile is free */
     int32_t sib_prev, sib_next; /* the buffer's other tiles */
