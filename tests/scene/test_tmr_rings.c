@@ -100,6 +100,35 @@ Test(tmr_rings, a_long_program_streams_through_a_small_window)
         cr_assert_eq(y[i], i + 1);
 }
 
+/* A full window makes the orchestrator sleep through a batch of completions
+ * (an eighth of the window) rather than wake at each: the program still
+ * streams through many windows, every task runs once, and a wait whose
+ * batch is larger than what is left in flight still ends. */
+Test(tmr_rings, a_full_window_waits_for_a_batch_and_streams_on)
+{
+    static const uint32_t windows[] = {16, 64, 1024};
+    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+        sp_run_stats st;
+        int rc = run_mode(MODE_INDEPENDENT, Y_LEN, windows[k], 1 << 20, 0, &st);
+        cr_assert_eq(rc, SP_OK, "window %u: %s", windows[k], sp_worker_last_error(w));
+        cr_assert_eq(st.tasks, Y_LEN);
+        for (uint64_t i = 0; i < Y_LEN; i++)
+            cr_assert_eq(y[i], i + 1, "window %u: y[%llu] = %llu", windows[k],
+                         (unsigned long long)i, (unsigned long long)y[i]);
+    }
+}
+
+Test(tmr_rings, a_full_heap_waits_for_a_batch_and_streams_on)
+{
+    /* 64-byte outputs in a 4 KiB heap: 64 fit, the 1024-slot window's
+     * batch is 128, so each wait asks for more than is in flight. The
+     * program ends by using its first output, long retired: that status
+     * shows every heap wait before it ended. */
+    int rc = run_mode(MODE_RETIRED, 5000, 1024, 4096, 0, NULL);
+    cr_assert_eq(rc, SP_ETENSOR_RETIRED, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    assert_next_run_passes();
+}
+
 Test(tmr_rings, a_scope_larger_than_the_window_is_named)
 {
     int rc = run_mode(MODE_SCOPE_OVERFLOW, 100, 64, 1 << 20, 0, NULL);

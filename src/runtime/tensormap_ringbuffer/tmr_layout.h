@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/wait.h"
 #include "runtime/shared/fault_report.h"
 #include "runtime/shared/loaded_callable.h"
 #include "runtime/shared/sched_pass.h"
@@ -81,6 +82,8 @@ typedef struct tmr_orch {
     sp_tensormap map;
     sp_dep_list deps;
     sp_task_check check;
+    sp_lane_memo lane_memo[SP_LANE_MEMO_SLOTS]; /* the check's memos, zeroed at boot */
+    sp_view_memo view_memo;
     sp_device_range ranges[SP_MAX_RUN_TENSORS];
     sp_heap_ring heap;   /* outputs; size is the heap less static allocations */
     uint64_t static_top; /* sp_alloc_tensor carves downward from the heap's end */
@@ -119,7 +122,12 @@ typedef struct tmr_ctl {
     _Alignas(64) _Atomic int64_t retired; /* watermark: slots below are free */
     _Alignas(64) _Atomic uint32_t booted; /* the orchestrator has laid out the rings */
     _Atomic uint32_t orch_done;
-    _Atomic uint32_t orch_waiting; /* the orchestrator waits for retirement */
+    /* The orchestrator waits for room on its own word, not the chip event,
+     * so that it sleeps through a batch of completions instead of waking
+     * at every finish: a completer bumps orch_word once `completed`
+     * reaches orch_wake_at (0: nobody waits). */
+    _Alignas(64) _Atomic int64_t orch_wake_at;
+    sp_waitword orch_word;
     _Alignas(64) _Atomic int32_t error;
     sp_fault_report fault; /* the first kernel fault, if any */
     uint64_t edges;

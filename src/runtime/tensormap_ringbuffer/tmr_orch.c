@@ -64,16 +64,36 @@ static bool retire_one(tmr_orch *o)
     return true;
 }
 
-/* Announce that the orchestrator is about to wait for a completion, and
- * synchronise with every completion that did not see the announcement (the
- * other half is in tmr_sched.c, complete_task). Returns the event snapshot
- * to wait on once the condition is checked again. */
-static uint32_t orch_wait_begin(tmr_orch *o)
+/* How the orchestrator waits for completions: no spinning (the threads it
+ * waits for need the CPUs), a short yield, then park until a completer
+ * bumps orch_word. */
+static const sp_wait_policy orch_wait_policy = {.spin_ns = 0, .yield_ns = 10000};
+
+/* Sleep until `completed` reaches `target` (<= submitted) or the deadline
+ * passes. Dekker with complete_task (tmr_sched.c): this seq_cst store of
+ * orch_wake_at, then a seq_cst look at `completed`; the completer's seq_cst
+ * increment, then a seq_cst look at orch_wake_at. Either this thread sees
+ * the completion or the completer sees the target and bumps the word. */
+static int orch_wait_completed(tmr_orch *o, int64_t target, uint64_t deadline)
 {
     tmr_ctl *c = o->ctl;
-    atomic_store_explicit(&c->orch_waiting, 1, memory_order_seq_cst);
-    (void)atomic_load_explicit(&c->completed, memory_order_seq_cst);
-    return sp_chip_event_snapshot(o->chip);
+    int timed_out = 0;
+    uint32_t snap = sp_waitword_load(&c->orch_word);
+    atomic_store_explicit(&c->orch_wake_at, target, memory_order_seq_cst);
+    if (atomic_load_explicit(&c->completed, memory_order_seq_cst) < target)
+        sp_waitword_wait_ne(&c->orch_word, snap, &orch_wait_policy, deadline, &timed_out);
+    /* Relaxed: a completer that still sees the old target only bumps the
+     * word once more, which costs this thread one spare look. */
+    atomic_store_explicit(&c->orch_wake_at, 0, memory_order_relaxed);
+    return timed_out ? SP_ETIMEOUT : SP_OK;
+}
+
+/* Completions the orchestrator sleeps through when it is short of room:
+ * an eighth of the window, so it wakes a few times per window, not once
+ * per task, while the rest of the window keeps the schedulers busy. */
+static int64_t orch_wait_batch(const tmr_ctl *c)
+{
+    return c->window >= 16 ? c->window / 8 : 1;
 }
 
 typedef enum { WAIT_SLOT, WAIT_HEAP, WAIT_MAP, WAIT_STATIC } wait_kind;
@@ -118,7 +138,7 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
      * for as long as the rings can afford. */
     if (room_for(o, kind, need))
         return SP_OK;
-    uint64_t deadline = sp_now_ns() + c->backstop_ns;
+    uint64_t deadline = 0; /* read the clock only if it comes to a wait */
     for (;;) {
         /* Oldest first, and no more than needed: the newest outputs are the
          * ones the orchestration is most likely to pass on. */
@@ -127,13 +147,12 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
             ;
         if (room)
             return SP_OK;
-        uint32_t snap = orch_wait_begin(o);
-        while (!(room = room_for(o, kind, need)) && retire_one(o))
-            ;
         int64_t s = atomic_load_explicit(&c->submitted, memory_order_relaxed);
-        bool idle = atomic_load_explicit(&c->completed, memory_order_acquire) == s;
-        if (room || idle) {
-            atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+        int64_t done = atomic_load_explicit(&c->completed, memory_order_acquire);
+        if (done == s) {
+            /* Everything finished: whatever can retire now is all there is. */
+            while (!(room = room_for(o, kind, need)) && retire_one(o))
+                ;
             if (room)
                 return SP_OK;
             /* Nothing runs and nothing can retire: only open scopes hold tasks. */
@@ -154,21 +173,24 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
                              (long long)s, (unsigned long long)need,
                              (unsigned long long)o->heap.size, (long long)(s - r), o->scope_depth);
         }
-        if (sp_chip_event_wait(o->chip, snap, deadline) == SP_ETIMEOUT) {
-            atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+        if (!deadline)
+            deadline = sp_now_ns() + c->backstop_ns;
+        int64_t target = done + orch_wait_batch(c);
+        if (orch_wait_completed(o, target < s ? target : s, deadline) == SP_ETIMEOUT)
             return orch_fail(o, SP_ESTALL,
                              "task %lld: no task finished in %llu ms while the orchestrator "
                              "waited for room",
                              (long long)s, (unsigned long long)(c->backstop_ns / 1000000));
-        }
     }
 }
 
 /* ---- submit ------------------------------------------------------------------ */
 
 /* Hold producer `p` (keep it from retiring until this task completes) and,
- * for a dependency, link into its fan-out unless it already finished. */
-static void hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
+ * for a dependency, link into its fan-out unless it already finished.
+ * Returns true if it linked: the producer's completer now counts us down
+ * (the caller counted every edge into fanin_left beforehand). */
+static bool hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
 {
     uint16_t k = t->hold_count++;
     tmr_task *pt = tmr_slot(c, p);
@@ -177,21 +199,16 @@ static void hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
      * zero count it reads with acquire after completers' releases. */
     atomic_fetch_add_explicit(&pt->refs, 1, memory_order_relaxed);
     if (!edge)
-        return;
-    atomic_fetch_add_explicit(&t->fanin_left, 1, memory_order_relaxed);
+        return false;
     uint64_t node = ((uint64_t)t->id & c->mask) * TMR_MAX_HOLDS + k;
     uint64_t h = atomic_load_explicit(&pt->fanout_head, memory_order_acquire);
     for (;;) {
-        if (h & TMR_FANOUT_CLOSED) {
-            /* The producer finished before we linked: nothing to wait for.
-             * The guard count keeps fanin_left above zero here. */
-            atomic_fetch_sub_explicit(&t->fanin_left, 1, memory_order_relaxed);
-            return;
-        }
+        if (h & TMR_FANOUT_CLOSED)
+            return false; /* it finished before we linked: nothing to wait for */
         t->node_next[k] = h;
         if (atomic_compare_exchange_weak_explicit(&pt->fanout_head, &h, (node + 1) << 1,
                                                   memory_order_release, memory_order_acquire))
-            return;
+            return true;
     }
 }
 
@@ -274,11 +291,11 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     t->scope_depth = (uint8_t)o->scope_depth;
     t->hold_count = 0;
     t->heap_end = heap_end;
-    t->submit_ns = sp_ticks(); /* for traces only: the cheap clock */
+    t->submit_ns = c->trace ? sp_ticks() : 0; /* traces only; rdtsc can trap in a VM */
     atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
     atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
     atomic_store_explicit(&t->blocks_left, task->block_num, memory_order_relaxed);
-    /* The guard: held at one until every producer is linked. */
+    /* The guard: held above zero until every producer is linked. */
     atomic_store_explicit(&t->fanin_left, 1, memory_order_relaxed);
     atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
     atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
@@ -315,9 +332,15 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     }
 
     /* Producers still in the ring: hold them, and wait for those we depend on. */
+    /* Count every edge (and the guard) up front, before the first link
+     * publishes the slot to a completer: one store instead of an add per
+     * edge, and one subtraction below for the guard and the edges that did
+     * not link. Relaxed: the link's release CAS publishes it. */
+    atomic_store_explicit(&t->fanin_left, 1u + deps->count, memory_order_relaxed);
+    uint32_t linked = 0;
     for (uint32_t i = 0; i < deps->count; i++)
         if (deps->producer[i] >= retired)
-            hold_producer(c, t, deps->producer[i], true);
+            linked += hold_producer(c, t, deps->producer[i], true);
     /* A runtime-owned argument keeps its creator's buffer alive until we finish. */
     for (int i = 0; i < task->tensor_count; i++) {
         int64_t p = task->tensors[i]->owner_task;
@@ -333,8 +356,15 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     c->edges += deps->count;
     /* Release: schedulers that see the new count see the whole slot. */
     atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
-    if (atomic_fetch_sub_explicit(&t->fanin_left, 1, memory_order_acq_rel) == 1)
+    uint32_t drop = 1u + deps->count - linked;
+    if (!linked) {
+        /* No completer can count us down: no RMW needed. Relaxed: nobody
+         * else reads fanin_left of an unlinked task. */
+        atomic_store_explicit(&t->fanin_left, 0, memory_order_relaxed);
         tmr_make_ready(c, o->chip, id);
+    } else if (atomic_fetch_sub_explicit(&t->fanin_left, drop, memory_order_acq_rel) == drop) {
+        tmr_make_ready(c, o->chip, id);
+    }
     return id;
 }
 
@@ -420,19 +450,17 @@ static int wait_tasks(tmr_orch *o, const int64_t *ids, uint32_t n, const char *w
             if (ids[i] < r || atomic_load_explicit(&tmr_slot(c, ids[i])->state,
                                                    memory_order_acquire) == TMR_SLOT_COMPLETE)
                 break;
-            uint32_t snap = orch_wait_begin(o);
+            /* Any completion may be this one: wake at the next. */
+            int64_t done = atomic_load_explicit(&c->completed, memory_order_acquire);
             if (atomic_load_explicit(&tmr_slot(c, ids[i])->state, memory_order_acquire) ==
                 TMR_SLOT_COMPLETE)
                 continue;
-            if (sp_chip_event_wait(o->chip, snap, deadline) == SP_ETIMEOUT) {
-                atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
+            if (orch_wait_completed(o, done + 1, deadline) == SP_ETIMEOUT)
                 return orch_fail(o, SP_ECONTROL_WAIT,
                                  "%s waited %llu ms for task %lld, which never finished", what,
                                  (unsigned long long)(c->backstop_ns / 1000000), (long long)ids[i]);
-            }
         }
     }
-    atomic_store_explicit(&c->orch_waiting, 0, memory_order_relaxed);
     return SP_OK;
 }
 
@@ -579,6 +607,8 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         .heap = {.dev = c->heap_base, .bytes = c->heap_bytes},
         .msg = o->msg,
         .msg_len = sizeof o->msg,
+        .memo = o->lane_memo,
+        .view = &o->view_memo,
     };
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }

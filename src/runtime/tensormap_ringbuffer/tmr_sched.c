@@ -27,17 +27,30 @@ void tmr_fail(tmr_ctl *c, int status, const char *msg)
         snprintf(c->message, sizeof c->message, "%s", msg);
 }
 
-void tmr_make_ready(tmr_ctl *c, sp_chip *chip, int64_t id)
+static void tmr_queue_ready(tmr_ctl *c, sp_chip *chip, int64_t id, bool wake)
 {
     tmr_task *t = tmr_slot(c, id);
     tmr_queue_push(&c->queues[sp_queue_of_shape(t->shape)], (uint64_t)id);
-    sp_chip_event_notify(chip);
+    if (wake)
+        sp_chip_event_notify(chip);
+}
+
+void tmr_make_ready(tmr_ctl *c, sp_chip *chip, int64_t id)
+{
+    tmr_queue_ready(c, chip, id, true);
 }
 
 static void complete_task(tmr_rt *r, int64_t id)
 {
     tmr_ctl *c = r->c;
     tmr_task *t = tmr_slot(c, id);
+    /* A lone scheduler pops what it readies here in its next pass (the
+     * pass that reaped this task reports progress and does not wait), so
+     * waking the chip event would only wake itself. It still does while
+     * draining a failed run, where the pop that finished this task may
+     * report no progress. Relaxed: this thread's own hook_failed load, if
+     * any, already saw the error; otherwise the pass reported progress. */
+    bool wake = c->sched_threads > 1 || atomic_load_explicit(&c->error, memory_order_relaxed);
     /* Close the fan-out: acq_rel pairs with the orchestrator's release CAS,
      * so every linked node (and its next pointer) is visible. */
     uint64_t h =
@@ -50,25 +63,29 @@ static void complete_task(tmr_rt *r, int64_t id)
         h = consumer->node_next[node % TMR_MAX_HOLDS] >> 1;
         int64_t cid = consumer->id;
         if (atomic_fetch_sub_explicit(&consumer->fanin_left, 1, memory_order_acq_rel) == 1)
-            tmr_make_ready(c, r->chip, cid);
+            tmr_queue_ready(c, r->chip, cid, wake);
     }
     for (uint16_t k = 0; k < t->hold_count; k++)
         atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k])->refs, 1, memory_order_release);
+    /* Relaxed: a statistic; only the first completions pay for the clock
+     * and the CAS, not every one. */
     uint64_t zero = 0;
-    atomic_compare_exchange_strong_explicit(&c->first_complete_ns, &zero, sp_now_ns(),
-                                            memory_order_relaxed, memory_order_relaxed);
+    if (atomic_load_explicit(&c->first_complete_ns, memory_order_relaxed) == 0)
+        atomic_compare_exchange_strong_explicit(&c->first_complete_ns, &zero, sp_now_ns(),
+                                                memory_order_relaxed, memory_order_relaxed);
     atomic_store_explicit(&t->state, TMR_SLOT_COMPLETE, memory_order_release);
     atomic_fetch_sub_explicit(&t->refs, 1, memory_order_release);
-    /* Dekker with the orchestrator (tmr_orch.c, orch_wait_begin): this
-     * seq_cst increment, then a seq_cst look at orch_waiting; it sets
-     * orch_waiting, then reads `completed` seq_cst. Either it sees this
-     * completion (and the writes before it) or this thread sees it waiting. */
+    /* Dekker with the orchestrator (tmr_orch.c, orch_wait_completed): this
+     * seq_cst increment, then a seq_cst look at orch_wake_at; it sets
+     * orch_wake_at, then reads `completed` seq_cst. Either it sees this
+     * completion (and the writes before it) or this thread sees its target. */
     int64_t done = atomic_fetch_add_explicit(&c->completed, 1, memory_order_seq_cst) + 1;
-    /* The orchestrator may wait for room or for this task; everyone waits
-     * for the last task once the orchestration has returned. */
-    if (atomic_load_explicit(&c->orch_waiting, memory_order_seq_cst) ||
-        (atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
-         done == atomic_load_explicit(&c->submitted, memory_order_acquire)))
+    int64_t wake_at = atomic_load_explicit(&c->orch_wake_at, memory_order_seq_cst);
+    if (wake_at && done >= wake_at)
+        sp_waitword_add(&c->orch_word, 1);
+    /* Everyone waits for the last task once the orchestration has returned. */
+    if (atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
+        done == atomic_load_explicit(&c->submitted, memory_order_acquire))
         sp_chip_event_notify(r->chip);
 }
 
