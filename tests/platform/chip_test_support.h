@@ -73,4 +73,14 @@ static inline void dev_download(sp_device *dev, void *dst, uint64_t addr, uint64
 /* A deadline `ms` milliseconds from now, on the sp_now_ns clock. */
 #define DEADLINE_MS(ms) (sp_now_ns() + (uint64_t)(ms)*1000000ull)
 
+/* Launch `fn` on `threads` AICPU threads with the device context at `ctx`
+ * and wait up to `ms` for it; asserts that the launch returned 0. */
+static inline void launch_and_wait(sp_device *dev, sp_device_main fn, uint64_t ctx,
+                                   uint32_t threads, uint64_t ms)
+{
+    cr_assert_eq(sp_device_launch(dev, fn, (void *)(uintptr_t)ctx, threads), SP_OK);
+    int rc = sp_device_wait(dev, DEADLINE_MS(ms));
+    cr_assert_eq(rc, 0, "launch result %d (%s)", rc, sp_status_name(rc));
+}
+
 #endif

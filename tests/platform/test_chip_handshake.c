@@ -90,9 +90,7 @@ static void run_count_test(sp_core_type type)
                     .core_type = type};
     uint64_t ctx = dev_upload(dev, &cc, sizeof cc);
 
-    cr_assert_eq(sp_device_launch(dev, count_scheduler, (void *)(uintptr_t)ctx, 2), SP_OK);
-    int rc = sp_device_wait(dev, DEADLINE_MS(280000));
-    cr_assert_eq(rc, 0, "launch result %d (%s)", rc, sp_status_name(rc));
+    launch_and_wait(dev, count_scheduler, ctx, 2, 280000);
 
     uint32_t *host = malloc(DISPATCHES * sizeof(uint32_t));
     cr_assert_not_null(host);
@@ -188,9 +186,7 @@ static void run_report_test(sp_geometry g)
                      .args = args,
                      .deadline_ns = DEADLINE_MS(60000)};
     uint64_t ctx = dev_upload(dev, &rc, sizeof rc);
-    cr_assert_eq(sp_device_launch(dev, report_scheduler, (void *)(uintptr_t)ctx, 1), SP_OK);
-    int res = sp_device_wait(dev, DEADLINE_MS(90000));
-    cr_assert_eq(res, 0, "launch result %d", res);
+    launch_and_wait(dev, report_scheduler, ctx, 1, 90000);
 
     chip_ctx_record *r = calloc(cores, sizeof *r);
     cr_assert_not_null(r);
@@ -280,9 +276,7 @@ Test(chip_handshake, core_state_follows_ack_and_fin, .timeout = 60)
                    .gate = gate,
                    .deadline_ns = DEADLINE_MS(30000)};
     uint64_t ctx = dev_upload(dev, &gc, sizeof gc);
-    cr_assert_eq(sp_device_launch(dev, gate_scheduler, (void *)(uintptr_t)ctx, 1), SP_OK);
-    int rc = sp_device_wait(dev, DEADLINE_MS(45000));
-    cr_assert_eq(rc, 0, "launch result %d", rc);
+    launch_and_wait(dev, gate_scheduler, ctx, 1, 45000);
     uint32_t out[2];
     dev_download(dev, out, gate, sizeof out);
     cr_expect_eq(out[1], 77u, "the kernel's store is visible after FIN");
@@ -365,9 +359,7 @@ static void run_queue_test(uint32_t depth)
                     .order_args = order_args,
                     .deadline_ns = DEADLINE_MS(30000)};
     uint64_t ctx = dev_upload(dev, &qc, sizeof qc);
-    cr_assert_eq(sp_device_launch(dev, queue_scheduler, (void *)(uintptr_t)ctx, 1), SP_OK);
-    int rc = sp_device_wait(dev, DEADLINE_MS(45000));
-    cr_assert_eq(rc, 0, "launch result %d", rc);
+    launch_and_wait(dev, queue_scheduler, ctx, 1, 45000);
     queue_ctx back;
     dev_download(dev, &back, ctx, sizeof back);
     cr_expect_eq(back.result[0], depth, "the chip holds %u payloads per core", depth);
