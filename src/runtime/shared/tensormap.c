@@ -80,6 +80,7 @@ int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entri
     memset(map->buckets, 0xff, (size_t)nb * sizeof(int32_t)); /* all -1 */
     memset(map->tile_buckets, 0xff, (size_t)nt * sizeof(int32_t));
     map->free_head = map->base_free = map->tile_free = map->node_free = -1;
+    map->last_base = -1;
     return SP_OK;
 }
 
@@ -376,7 +377,8 @@ static void tile_drop(sp_tensormap *map, int32_t i)
     map->tile_free = i;
 }
 
-static void node_push(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner)
+static inline __attribute__((always_inline)) void
+node_push(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner)
 {
     int32_t n = map->node_free;
     if (n >= 0)
@@ -512,9 +514,10 @@ static int32_t grid_to_treap(sp_tensormap *map, int32_t b)
  * out. Edges first, so
  * that a full dep list leaves the tile as it was but for retired nodes; then
  * the record, which cannot fail: the caller made room. */
-static int grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_t key,
-                       const sp_tmap_entry *grid, int64_t task, int64_t owner, bool writes,
-                       bool manual, sp_dep_list *deps)
+static inline __attribute__((always_inline)) int
+grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_t key,
+            const sp_tmap_entry *grid, int64_t task, int64_t owner, bool writes, bool manual,
+            sp_dep_list *deps)
 {
     bool creator_implied = owner == SP_NO_TASK || owner == task;
     int32_t i = b >= 0 ? tile_find(map, b, offset, key) : -1;
@@ -809,7 +812,11 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
     if (dir == SP_NO_DEP)
         return owner == SP_NO_TASK ? SP_OK : sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
     bool writes = dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
-    int32_t b = base_find(map, t->addr);
+    /* Consecutive accesses often share a buffer: try the last one first (a
+     * free record has count 0, a reused one another base). */
+    int32_t b = map->last_base;
+    if (b < 0 || map->bases[b].base != t->addr || map->bases[b].count == 0)
+        map->last_base = b = base_find(map, t->addr);
     if (b >= 0 && map->bases[b].grid >= 0 && map->bases[b].newest >= map->retired_below) {
         const sp_tmap_entry *g = &map->entries[map->bases[b].grid];
         uint32_t index;

@@ -163,6 +163,7 @@ typedef struct sp_tensormap {
     uint32_t high_water;
     uint32_t prio_seq;
     int64_t retired_below; /* accesses of tasks below this id are dead */
+    int32_t last_base;     /* the base record last accessed: a hint, checked */
 } sp_tensormap;
 
 /* Bytes a map with room for `entries` live accesses needs. */
