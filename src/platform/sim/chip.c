@@ -25,6 +25,22 @@ static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
 
 #define SIM_SPIN_NS 2000
 
+/* An unsigned setting from the environment: `fallback` when unset, and
+ * when malformed or outside [lo, hi] (with a warning naming it). */
+static uint32_t env_u32(const sp_device *dev, const char *name, uint32_t lo, uint32_t hi,
+                        uint32_t fallback)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return fallback;
+    char *end;
+    unsigned long v = strtoul(env, &end, 10);
+    if (*end == 0 && v >= lo && v <= hi)
+        return (uint32_t)v;
+    SP_WARN("device %d: ignoring %s='%s' (want %u..%u)", dev->id, name, env, lo, hi);
+    return fallback;
+}
+
 /* Payloads a core holds: the option, else SIMPLER_SIM_CORE_QUEUE=N, else
  * the default. Four keeps a core busy through a scheduler's trip off the
  * CPU while leaving little work stranded behind a long kernel. */
@@ -32,19 +48,9 @@ static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
 static uint32_t core_queue_depth(const sp_device *dev)
 {
     uint32_t d = dev->options.core_queue;
-    const char *env = getenv("SIMPLER_SIM_CORE_QUEUE");
-    if (!d && env && *env) {
-        char *end;
-        unsigned long v = strtoul(env, &end, 10);
-        if (*end == 0 && v >= 1 && v <= SIM_QUEUE_MAX)
-            d = (uint32_t)v;
-        else
-            SP_WARN("device %d: ignoring SIMPLER_SIM_CORE_QUEUE='%s' (want 1..%d)", dev->id, env,
-                    SIM_QUEUE_MAX);
-    }
-    if (!d || d > SIM_QUEUE_MAX)
-        d = SIM_QUEUE_DEFAULT;
-    return d;
+    if (d >= 1 && d <= SIM_QUEUE_MAX)
+        return d;
+    return env_u32(dev, "SIMPLER_SIM_CORE_QUEUE", 1, SIM_QUEUE_MAX, SIM_QUEUE_DEFAULT);
 }
 
 static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
@@ -135,15 +141,11 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
      * under a microsecond, and a spinner whose partner lost its CPU to
      * another process burns the whole rung at every handoff (chain 10^5 on
      * a loaded 2-CPU VM: ~48 us/task with 20 us of spin, ~10 with 2 us). */
-    chip->view.wait.spin_ns = SIM_SPIN_NS;
+    chip->view.wait.spin_ns = env_u32(dev, "SIMPLER_SIM_SPIN_NS", 0, 1000000000u, SIM_SPIN_NS);
+    chip->view.wait.yield_ns =
+        env_u32(dev, "SIMPLER_SIM_YIELD_NS", 0, 1000000000u, sp_wait_default.yield_ns);
     chip->view.wait.awake = &chip->view.awake;
     chip->view.wait.counted = true;
-    const char *spin = getenv("SIMPLER_SIM_SPIN_NS");
-    if (spin && *spin)
-        chip->view.wait.spin_ns = (uint32_t)strtoul(spin, NULL, 10);
-    const char *yield = getenv("SIMPLER_SIM_YIELD_NS");
-    if (yield && *yield)
-        chip->view.wait.yield_ns = (uint32_t)strtoul(yield, NULL, 10);
     chip->view.wait.cpus = (uint32_t)cpus;
     chip->host_wait = chip->view.wait;
     chip->host_wait.cpus = cpus > 1 ? (uint32_t)cpus - 1 : 1;
