@@ -60,7 +60,7 @@ static inline uint32_t sp_waitword_add_quiet(sp_waitword *w, uint32_t d)
 {
     return atomic_fetch_add_explicit(&w->value, d, memory_order_seq_cst);
 }
-/* Wake every parked waiter (a look at the parked count, a syscall only if
+/* Wake every parked waiter (a look at the parked flag, a syscall only if
  * somebody is parked). */
 void sp_waitword_wake(sp_waitword *w);
 
@@ -69,10 +69,10 @@ void sp_waitword_wake(sp_waitword *w);
  * and sets *timed_out (if given) to 1. */
 uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
                              uint64_t deadline_ns, int *timed_out);
-/* The same, raising *park_flag (seq_cst) while parked: for writers that use
- * sp_waitword_add_quiet and wake only when the flag is up (or for reasons
- * of their own). The flag goes up before the parked count and the last look
- * at the value, so a writer that adds, then reads the flag, cannot miss a
+/* The same, raising the counter *park_flag (seq_cst) while parked: for
+ * writers that use sp_waitword_add_quiet and wake only when it is non-zero
+ * (or for reasons of their own). It goes up before the word's parked flag
+ * and the last look at the value, so a writer that adds, then reads the flag, cannot miss a
  * waiter that needs it. */
 uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
                                      uint64_t deadline_ns, int *timed_out,
