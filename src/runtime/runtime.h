@@ -28,6 +28,13 @@ typedef struct sp_host_scratch {
 
 /* Grow `s` to at least `bytes` (contents not kept). 0 or SP_ENOMEM. */
 int sp_host_scratch_reserve(sp_host_scratch *s, size_t bytes);
+/* Grow `s` to at least `bytes`, its first `keep` bytes kept, backed by huge
+ * pages (2 MiB aligned, MADV_HUGEPAGE: a hint) from `huge_from` bytes on (2
+ * MiB at least; SIZE_MAX: never) — for big stores whose first run would
+ * otherwise fault in tens of MB by 4 KiB pages. 0 or SP_ENOMEM (s
+ * unchanged). */
+int sp_host_scratch_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t huge_from);
+#define SP_HOST_SCRATCH_HUGE_PAGE ((size_t)2 << 20)
 
 typedef struct sp_rt_prepare {
     sp_device *dev;

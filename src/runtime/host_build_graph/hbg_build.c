@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "common/log.h"
 #include "simpler/status.h"
@@ -34,44 +33,10 @@ int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
 
 /* Huge pages for the big arrays: a store grows (and its pages are first
  * touched) in the build of a slot's first run, where 4 KiB faults over a
- * 10^5-task graph's tens of MB cost more than deriving its edges. */
-#define HBG_HUGE_PAGE ((size_t)2 << 20)
-/* A huge page is zeroed whole, however little of it is used: the map, whose
- * pools are touched only as far as they are used, takes them only when big. */
+ * 10^5-task graph's tens of MB cost more than deriving its edges. A huge
+ * page is zeroed whole, however little of it is used: the map, whose pools
+ * are touched only as far as they are used, takes them only when big. */
 #define HBG_HUGE_MAP ((size_t)8 << 20)
-
-int hbg_store_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t huge_from)
-{
-    if (s->cap >= bytes)
-        return SP_OK;
-    if (huge_from < HBG_HUGE_PAGE)
-        huge_from = HBG_HUGE_PAGE;
-    void *q;
-    if (bytes < huge_from && keep) {
-        q = realloc(s->ptr, bytes); /* keeps everything */
-        if (!q)
-            return SP_ENOMEM;
-    } else if (bytes < huge_from) {
-        if (!(q = malloc(bytes)))
-            return SP_ENOMEM;
-        free(s->ptr);
-    } else {
-        if (bytes > SIZE_MAX - HBG_HUGE_PAGE)
-            return SP_ENOMEM;
-        bytes = (bytes + HBG_HUGE_PAGE - 1) & ~(HBG_HUGE_PAGE - 1);
-        if (posix_memalign(&q, HBG_HUGE_PAGE, bytes) != 0)
-            return SP_ENOMEM;
-#ifdef MADV_HUGEPAGE
-        (void)madvise(q, bytes, MADV_HUGEPAGE); /* a hint: small pages still work */
-#endif
-        if (keep && s->ptr)
-            memcpy(q, s->ptr, keep < s->cap ? keep : s->cap);
-        free(s->ptr);
-    }
-    s->ptr = q;
-    s->cap = bytes;
-    return SP_OK;
-}
 
 /* Make room for `need` more elements of `elem` bytes after `used` in the
  * array *p at byte `at` of store buffer `s` (its contents kept), capacity
@@ -86,7 +51,7 @@ static int grow_at(sp_host_scratch *s, size_t at, void **p, uint64_t *cap, uint6
         n *= 2;
     if (n > (SIZE_MAX - at) / elem)
         return SP_ENOMEM;
-    int rc = hbg_store_grow(s, at + n * elem, at + used * elem, HBG_HUGE_PAGE);
+    int rc = sp_host_scratch_grow(s, at + n * elem, at + used * elem, SP_HOST_SCRATCH_HUGE_PAGE);
     if (rc)
         return rc;
     *p = (char *)s->ptr + at;
@@ -115,7 +80,7 @@ static int grow32(sp_host_scratch *s, size_t at, void **p, uint32_t *cap, uint32
  * (the contents are not kept: the map is moved or fresh). */
 static int map_in_store(sp_host_scratch *s, sp_tensormap *map, uint32_t entries)
 {
-    int rc = hbg_store_grow(s, sp_tensormap_bytes(entries), 0, HBG_HUGE_MAP);
+    int rc = sp_host_scratch_grow(s, sp_tensormap_bytes(entries), 0, HBG_HUGE_MAP);
     return rc ? rc : sp_tensormap_init(map, s->ptr, s->cap, entries);
 }
 

@@ -115,10 +115,6 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
                    uint32_t buffer_count, sp_host_scratch *store);
 /* Done with the graph: the store keeps its buffers (the graph's own are freed). */
 void hbg_graph_free(hbg_graph *g);
-/* Grow store buffer `s` to at least `bytes`, its first `keep` bytes kept,
- * huge-page backed from `huge_from` bytes (2 MiB at least). Returns 0 or
- * SP_ENOMEM (s unchanged). */
-int hbg_store_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t huge_from);
 /* Record the first error (later ones are dropped); returns `status`. */
 int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
