@@ -65,7 +65,11 @@
       "a kernel crashed (SIGSEGV/SIGBUS/SIGFPE/SIGILL); see the task and func_id in the message")  \
     X(SP_EKERNEL_TIMEOUT, -45,                                                                     \
       "a kernel ran past the timeout and was stopped; raise timeout_us or fix the kernel")         \
-    X(SP_EORCH_CRASH, -46, "the orchestration crashed; see the signal and phase in the message")
+    X(SP_EORCH_CRASH, -46, "the orchestration crashed; see the signal and phase in the message")   \
+    X(SP_EKERNEL_OVERRUN, -47,                                                                     \
+      "a kernel wrote outside a tensor it was given; see the task, kernel and tensor named")       \
+    X(SP_EORCH_THREAD, -48,                                                                        \
+      "sp_orch was called from a thread other than the entry's; submit from that thread only")
 
 typedef enum sp_status {
 #define SP_STATUS_ENUM(name, value, hint) name = value,
