@@ -90,11 +90,20 @@ typedef struct sp_call_config {
     uint32_t trace_level;   /* 0 off, 1 tasks, 2 + scheduler phases, 3 + submits */
     uint64_t heap_bytes;    /* tmr: heap ring bytes */
     uint64_t timeout_us;    /* per-task scheduler timeout */
-    uint64_t flags;
+    uint64_t flags;         /* SP_CALL_* */
     uint64_t trace_records; /* tmr: trace buffer records (0: default 2^18); full drops */
     uint64_t reserved[2];
 } sp_call_config;
 
 _Static_assert(sizeof(sp_call_config) == 64, "sp_call_config is a 64-byte POD");
+
+/* sp_call_config.flags. The checking mode puts red zones (guard bytes)
+ * around every buffer the runtime places on the device (staged run
+ * arguments, runtime-allocated outputs) and verifies those of each buffer a
+ * task may write when the task completes: a kernel that wrote outside one
+ * fails the run with SP_EKERNEL_OVERRUN. Off by default, or SIMPLER_CHECK=1
+ * in the environment turns it on; NO_CHECK keeps it off regardless. */
+#define SP_CALL_CHECK 0x1ull
+#define SP_CALL_NO_CHECK 0x2ull
 
 #endif

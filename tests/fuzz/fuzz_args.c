@@ -269,8 +269,8 @@ static void fuzz_staging(reader *r)
     if (err_len)
         err[0] = '\0';
     bool map = flags & 1;
-    CHECK(sp_staging_stage(st, &api, NULL, map, err, err_len) == SP_EINVAL);
-    int rc = sp_staging_stage(st, &api, args, map, err, err_len);
+    CHECK(sp_staging_stage(st, &api, NULL, map, false, err, err_len) == SP_EINVAL);
+    int rc = sp_staging_stage(st, &api, args, map, false, err, err_len);
     if (rc != SP_OK) {
         CHECK(rc == SP_EINVAL || rc == SP_EDTYPE || rc == SP_ESHAPE || rc == SP_EDEVMEM ||
               rc == SP_EBOUNDS);

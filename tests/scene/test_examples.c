@@ -292,7 +292,8 @@ static void *read_control_tensor(int device_id, bool no_host_map)
     args.tensor_count = 1;
     static sp_staging st;
     char err[256] = "";
-    cr_assert_eq(sp_staging_stage(&st, &api, &args, true, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(sp_staging_stage(&st, &api, &args, true, false, err, sizeof err), SP_OK, "%s",
+                 err);
     void *map = st.t[0].host_map;
 
     hbg_buffer buf = {.dev = st.t[0].dev, .bytes = st.t[0].bytes, .host_map = map};

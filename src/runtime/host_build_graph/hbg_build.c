@@ -6,6 +6,7 @@
  * the image's staging. */
 #include "runtime/host_build_graph/hbg_build.h"
 
+#include "runtime/shared/redzone.h"
 #include "runtime/shared/task_check.h"
 
 #include <stdarg.h>
@@ -108,11 +109,24 @@ static int map_reserve(hbg_graph *g, uint32_t need)
 
 static int heap_alloc(hbg_graph *g, uint64_t bytes, uint64_t *dev_out)
 {
-    uint64_t off = (g->heap_used + 63) & ~63ull;
-    if (bytes > g->heap_bytes || off > g->heap_bytes - bytes)
+    /* Checking mode: a red zone before the buffer, one after it. */
+    const uint64_t rz = g->redzones ? SP_REDZONE_BYTES : 0;
+    uint64_t off = ((g->heap_used + 63) & ~63ull) + rz;
+    if (bytes > g->heap_bytes || off > g->heap_bytes - bytes ||
+        (rz && ((off + bytes + 63) & ~63ull) + rz > g->heap_bytes))
         return SP_EDEVMEM;
     g->heap_used = off + bytes;
     *dev_out = g->heap_base + off;
+    if (rz) {
+        /* Nothing runs during the build: the zones stay as filled here. */
+        uint64_t end = *dev_out + bytes;
+        int rc = sp_host_memset(g->api, *dev_out - rz, SP_REDZONE_FILL, rz);
+        if (rc == SP_OK)
+            rc = sp_host_memset(g->api, end, SP_REDZONE_FILL,
+                                sp_redzone_after_end(*dev_out, bytes) - end);
+        if (rc)
+            return rc;
+    }
     return SP_OK;
 }
 
@@ -193,6 +207,7 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     const bool manual = scope_mode(g) == SP_SCOPE_MANUAL;
     const uint32_t first = g->tensor_count;
     uint64_t *args = &g->args[g->arg_count];
+    uint32_t check_mask = 0;
     for (uint32_t i = 0; i < ntensors && rc == SP_OK; i++) {
         sp_tensor *x = t->tensors[i];
         if (t->dirs[i] == SP_OUT && (rc = alloc_output(g, x, id)) != SP_OK) {
@@ -201,11 +216,20 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
                            (unsigned long long)g->heap_bytes);
             return rc;
         }
+        /* The kernel and the TensorMap see the argument at its buffer's
+         * base (a view starting inside a staged buffer is rehomed). */
+        sp_tensor *d = &g->tensors[first + i];
+        *d = *x;
+        sp_tensor_rehome(d, &g->home[i]);
         /* A manual scope records accesses (later auto tasks see them) but
          * keeps only the explicit edges. */
-        rc = sp_tensormap_access(&g->map, id, x, t->dirs[i], manual, deps);
-        g->tensors[first + i] = *x;
+        rc = sp_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
         args[i] = first + i;
+        /* Red zones surround staged buffers and runtime-owned heap ones. */
+        if (g->redzones && sp_redzone_dir_written(t->dirs[i]) &&
+            (g->home[i].bytes ||
+             ((d->flags & SP_TENSOR_RUNTIME_OWNED) && in_heap(g, d->addr, d->buf_bytes))))
+            check_mask |= 1u << i;
     }
     if (rc)
         return hbg_graph_fail(g, rc, "task %u: more than %d producers", id, SP_MAX_PRODUCERS);
@@ -234,6 +258,7 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         .args_begin = (uint32_t)g->arg_count,
         .dep_count = ndeps,
         .deps_begin = g->dep_count,
+        .check_mask = check_mask,
     };
     g->queue_blocks[sp_queue_of_shape(t->shape)] += t->block_num;
     g->arg_count += nargs;
@@ -304,7 +329,11 @@ static int control_element(hbg_graph *g, const sp_tensor *t, int64_t index, bool
         *buf = &g->heap_buffer;
     }
     uint64_t es = sp_tensor_elem_size(t);
-    if (sp_tensormap_touched(&g->map, t->addr, *off, *off + es, !write))
+    /* Tasks' accesses to a staged buffer are keyed on its base (rehomed),
+     * so look there; a heap tensor keeps its own address. */
+    bool staged = *buf != &g->heap_buffer;
+    uint64_t key = staged ? (*buf)->dev : t->addr, at = *off + (staged ? t->addr - key : 0);
+    if (sp_tensormap_touched(&g->map, key, at, at + es, !write))
         return hbg_graph_fail(g, SP_ESTATE,
                               "%s: element %lld is %s by a submitted task; host_build_graph runs "
                               "tasks only after the build, so access it before submitting them",
@@ -411,6 +440,7 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
         .msg_len = sizeof g->check_msg,
         .memo = g->memo,
         .view = &g->view,
+        .home = g->home,
     };
 
     /* The arrays start where the last build left them: same capacity, warm. */

@@ -30,6 +30,8 @@ typedef struct hbg_build_task {
     uint32_t dep_count;    /* producers, in graph.deps from deps_begin */
     uint32_t fanout_count; /* consumers: counted as they are submitted */
     uint64_t deps_begin;
+    uint32_t check_mask; /* checking mode: tensor arguments with red zones it may write */
+    uint32_t pad2;
 } hbg_build_task;
 
 typedef struct hbg_dep {
@@ -74,6 +76,8 @@ typedef struct hbg_graph {
     sp_task_check check; /* the run's constant facts for sp_task_validate */
     sp_lane_memo memo[SP_LANE_MEMO_SLOTS];
     sp_view_memo view;
+    sp_device_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
+    bool redzones; /* checking mode: heap outputs between red zones, verified by the chip */
 
     /* Arrays in the store; a capacity counts elements. */
     sp_host_scratch *store; /* HBG_STORE_BUFFERS buffers */

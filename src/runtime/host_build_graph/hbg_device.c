@@ -62,10 +62,32 @@ static uint32_t queue_pop(hbg_rt *r, int q)
     return v;
 }
 
+/* Checking mode: the red zones of every buffer the task may have written.
+ * Before its consumers are released, so none of them reads the damage. */
+static void check_redzones(hbg_rt *r, const hbg_task *t, uint32_t task)
+{
+    const uint64_t *args = r->args + t->args_begin;
+    for (uint32_t m = t->check_mask; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const sp_tensor *x = (const sp_tensor *)(uintptr_t)args[i];
+        int64_t at;
+        if (sp_redzone_intact(x->addr, x->buf_bytes, &at))
+            continue;
+        if (sp_overrun_claim(&r->img->overrun, task, t->kernel, i, at, x->buf_bytes)) {
+            int32_t none = 0;
+            atomic_compare_exchange_strong_explicit(&r->img->error, &none, SP_EKERNEL_OVERRUN,
+                                                    memory_order_acq_rel, memory_order_relaxed);
+        }
+        return;
+    }
+}
+
 static void complete_task(hbg_rt *r, uint32_t task)
 {
     hbg_task *t = &r->tasks[task];
     bool pushed = false;
+    if (t->check_mask)
+        check_redzones(r, t, task);
     for (uint32_t i = 0; i < t->fanout_count; i++) {
         uint32_t c = r->fanout[t->fanout_begin + i];
         /* acq_rel: the last producer to finish sees every other producer's

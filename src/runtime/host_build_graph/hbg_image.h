@@ -20,11 +20,12 @@
 #include "simpler/types.h"
 
 #define HBG_IMAGE_MAGIC 0x4547414d49474248ull /* "HBGIMAGE" */
-#define HBG_IMAGE_VERSION 1u
+#define HBG_IMAGE_VERSION 2u
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
 #include "runtime/shared/fault_report.h"
+#include "runtime/shared/redzone.h"
 #include "runtime/shared/sched_pass.h"
 #define HBG_QUEUES SP_QUEUES
 
@@ -49,7 +50,7 @@ typedef struct hbg_task {
     _Atomic uint32_t fanin_left;  /* producers not yet complete */
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block index to dispatch */
-    uint32_t pad2;
+    uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
 } hbg_task;
 
 typedef struct hbg_image {
@@ -70,6 +71,7 @@ typedef struct hbg_image {
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
     sp_fault_report fault;                   /* the first kernel fault, if any */
+    sp_overrun_report overrun;               /* checking mode: the first red zone damaged */
     _Alignas(64) hbg_queue queues[HBG_QUEUES];
 } hbg_image;
 

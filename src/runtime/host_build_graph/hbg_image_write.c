@@ -102,7 +102,7 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
         atomic_init(&t->fanin_left, bt->dep_count);
         atomic_init(&t->blocks_left, bt->block_num);
         atomic_init(&t->next_block, 0);
-        t->pad2 = 0;
+        t->check_mask = bt->check_mask;
         fanout_at += bt->fanout_count;
 
         const hbg_dep *dep = &g->deps[bt->deps_begin];

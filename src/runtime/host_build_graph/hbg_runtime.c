@@ -14,6 +14,7 @@
 #include "runtime/host_build_graph/hbg_trace.h"
 #include "runtime/runtime.h"
 #include "runtime/shared/device_run.h"
+#include "runtime/shared/redzone.h"
 #include "runtime/shared/staging.h"
 #include "simpler/status.h"
 
@@ -31,6 +32,7 @@ struct sp_rt_run {
     uint64_t image_bytes;
     uint64_t build_ns, upload_ns;
     sp_trace_dev trace; /* level 0: not traced; phase times are kept regardless */
+    bool check;         /* checking mode (red zones) */
     const sp_loaded_callable *callable;
 };
 
@@ -78,6 +80,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
         return rc;
     }
+    g->redzones = r->check;
     uint64_t(*ph)[2] = r->trace.phase_ns;
     sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
@@ -160,8 +163,9 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     r->callable = p->callable;
     r->api = p->api;
     r->sched_threads = threads;
+    r->check = sp_check_mode(&p->config);
     uint64_t t0 = sp_now_ns();
-    int rc = sp_staging_stage(&r->staging, p->api, p->args, true, p->err, p->err_len);
+    int rc = sp_staging_stage(&r->staging, p->api, p->args, true, r->check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;
@@ -202,6 +206,10 @@ static int explain(sp_rt_run *r, int rc, char *err, size_t err_len)
         sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.fault.claimed, memory_order_relaxed))
         return sp_fault_report_format(&h.fault, r->callable, err, err_len);
+    if (rc == SP_EKERNEL_OVERRUN &&
+        sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
+        atomic_load_explicit(&h.overrun.claimed, memory_order_relaxed))
+        return sp_overrun_format(&h.overrun, r->callable, err, err_len);
     snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
     return rc;
 }

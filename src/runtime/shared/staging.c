@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/shared/redzone.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
@@ -38,7 +39,7 @@ static int check_arg(const sp_args *args, uint32_t i, char *err, size_t err_len)
 }
 
 int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
-                     char *err, size_t err_len)
+                     bool redzones, char *err, size_t err_len)
 {
     memset(st, 0, offsetof(sp_staging, device_args));
     if (!args) {
@@ -54,7 +55,9 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
     dev->tensor_count = args->tensor_count;
     dev->scalar_count = args->scalar_count;
     memcpy(dev->scalars, args->scalars, args->scalar_count * sizeof args->scalars[0]);
-    uint64_t total = 0;
+    /* With red zones: one before the first buffer, one after each. */
+    const uint64_t rz = redzones ? SP_REDZONE_BYTES : 0;
+    uint64_t total = rz;
     for (uint32_t i = 0; i < args->tensor_count; i++) {
         int rc = check_arg(args, i, err, err_len);
         if (rc)
@@ -62,8 +65,8 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
         /* Untrusted sizes: neither the rounding nor the sum may wrap, or
          * tensors would be placed past the end of the buffer. */
         uint64_t bytes = args->tensors[i].buf_bytes;
-        if (bytes > UINT64_MAX - 63 ||
-            __builtin_add_overflow(total, (bytes + 63) & ~63ull, &total)) {
+        if (bytes > UINT64_MAX - 63 - rz ||
+            __builtin_add_overflow(total, ((bytes + 63) & ~63ull) + rz, &total)) {
             snprintf(err, err_len,
                      "run argument %u: its %llu-byte buffer takes the run's staging past 2^64 "
                      "bytes",
@@ -72,7 +75,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
         }
     }
     uint64_t base = 0;
-    if (total) {
+    if (args->tensor_count) {
         int rc = sp_host_retained_temp(api, total, &base);
         if (rc) {
             snprintf(err, err_len, "staging %u tensors (%llu bytes) in slot %u's buffer: %s",
@@ -81,7 +84,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
             return rc;
         }
     }
-    uint64_t off = 0;
+    uint64_t off = rz;
     for (uint32_t i = 0; i < args->tensor_count; i++) {
         const sp_tensor *h = &args->tensors[i];
         sp_staged_tensor *s = &st->t[i];
@@ -89,8 +92,20 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
         s->bytes = h->buf_bytes;
         s->dir = args->dirs[i];
         s->dev = base + off;
-        off += (s->bytes + 63) & ~63ull;
+        off += ((s->bytes + 63) & ~63ull) + rz;
         st->count = i + 1;
+        if (redzones) {
+            uint64_t end = s->dev + s->bytes;
+            int rc = sp_host_memset(api, s->dev - rz, SP_REDZONE_FILL, rz);
+            if (rc == SP_OK)
+                rc = sp_host_memset(api, end, SP_REDZONE_FILL,
+                                    sp_redzone_after_end(s->dev, s->bytes) - end);
+            if (rc) {
+                snprintf(err, err_len, "run argument %u: red zones: %s", i, sp_status_name(rc));
+                sp_staging_release(st, api);
+                return rc;
+            }
+        }
         if (s->dir != SP_OUT) {
             int rc = sp_host_copy_to_device(api, s->dev, s->host, s->bytes);
             if (rc) {

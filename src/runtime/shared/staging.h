@@ -28,11 +28,12 @@ typedef struct sp_staging {
 } sp_staging;
 
 /* Validate `args` and stage them. `map_for_host` asks for host-maps (hbg's
- * host orchestration reads control tensors through them). On failure
- * everything staged so far is released. Returns 0 or a status; `err` says
- * which argument and why. */
+ * host orchestration reads control tensors through them); `redzones` (the
+ * checking mode) places each buffer between red zones (redzone.h) and fills
+ * them. On failure everything staged so far is released. Returns 0 or a
+ * status; `err` says which argument and why. */
 int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
-                     char *err, size_t err_len);
+                     bool redzones, char *err, size_t err_len);
 /* Drop host-maps (before launch, once host code no longer needs them). */
 void sp_staging_unmap(sp_staging *st, const sp_host_api *api);
 /* Copy OUT / INOUT / OUT_EXISTING tensors back to the caller's memory. */

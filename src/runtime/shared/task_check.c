@@ -108,8 +108,10 @@ static int check_signature(const sp_task_check *c, uint64_t id, const sp_task *t
     return SP_OK;
 }
 
-static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_tensor *x, int dir)
+static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_tensor *x, int dir,
+                        sp_device_range *home)
 {
+    *home = (sp_device_range){0, 0};
     unsigned long long tid = (unsigned long long)id;
     if (!x)
         return fail(c, SP_ETASK_ARGS, "task %llu: tensor argument %d is NULL", tid, i);
@@ -129,9 +131,21 @@ static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_ten
                     tid, i, (long long)x->offset, (unsigned long long)x->buf_bytes);
     if (sp_range_holds(&c->heap, x->addr, x->buf_bytes))
         return SP_OK;
-    for (uint32_t r = 0; r < c->range_count; r++)
-        if (sp_range_holds(&c->ranges[r], x->addr, x->buf_bytes))
-            return SP_OK;
+    for (uint32_t r = 0; r < c->range_count; r++) {
+        if (!sp_range_holds(&c->ranges[r], x->addr, x->buf_bytes))
+            continue;
+        /* A view starting inside the buffer is rehomed to its base: only
+         * whole elements can be counted from there. */
+        uint64_t into = x->addr - c->ranges[r].dev;
+        if (into % sp_dtype_size(x->dtype) != 0)
+            return fail(c, SP_ETASK_ARGS,
+                        "task %llu: tensor argument %d starts %llu bytes into run argument %u's "
+                        "buffer, not a whole number of %zu-byte elements; pass the buffer's "
+                        "address and reach the elements through offset",
+                        tid, i, (unsigned long long)into, r, sp_dtype_size(x->dtype));
+        *home = c->ranges[r];
+        return SP_OK;
+    }
     return fail(c, SP_EBOUNDS,
                 "task %llu: tensor argument %d (0x%llx, %llu bytes) is in no device buffer of "
                 "this run",
@@ -154,7 +168,7 @@ static bool view_known(const sp_view_memo *v, const sp_tensor *x, int dir)
 
 /* Remember the class of `x`, a view check_tensor accepted, when its
  * strides are >= 0 (the other classes are rare enough to check in full). */
-static void view_learn(sp_view_memo *v, const sp_tensor *x)
+static void view_learn(sp_view_memo *v, const sp_tensor *x, const sp_device_range *home)
 {
     uint64_t es = sp_dtype_size(x->dtype), span = 0, term;
     v->valid = 0;
@@ -170,6 +184,7 @@ static void view_learn(sp_view_memo *v, const sp_tensor *x)
     *v = (sp_view_memo){.addr = x->addr,
                         .buf_bytes = x->buf_bytes,
                         .max_offset = elems - span - 1,
+                        .home = *home,
                         .dtype = x->dtype,
                         .ndim = x->ndim,
                         .valid = 1};
@@ -267,11 +282,14 @@ int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int3
     }
     for (int i = 0; rc == SP_OK && i < t->tensor_count; i++) {
         const sp_tensor *x = t->tensors[i];
-        if (c->view && view_known(c->view, x, t->dirs[i]))
+        sp_device_range local_home, *home = c->home ? &c->home[i] : &local_home;
+        if (c->view && view_known(c->view, x, t->dirs[i])) {
+            *home = c->view->home;
             continue;
-        rc = check_tensor(c, id, i, x, t->dirs[i]);
+        }
+        rc = check_tensor(c, id, i, x, t->dirs[i], home);
         if (rc == SP_OK && c->view && t->dirs[i] != SP_OUT)
-            view_learn(c->view, x);
+            view_learn(c->view, x, home);
     }
     if (rc)
         return rc;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "runtime/shared/loaded_callable.h"
+#include "simpler/tensor.h"
 
 #define SP_MAX_BLOCKS 65536u
 
@@ -47,6 +48,7 @@ typedef struct sp_view_memo {
     int64_t shape[SP_MAX_DIMS];
     int64_t strides[SP_MAX_DIMS];
     uint64_t max_offset;
+    sp_device_range home; /* the staged buffer the class lies in ({0, 0}: none) */
     uint8_t dtype, ndim, valid;
 } sp_view_memo;
 
@@ -62,7 +64,26 @@ typedef struct sp_task_check {
     sp_lane_memo *memo;
     /* Zeroed, the caller's for the run's length (these ranges), or NULL. */
     sp_view_memo *view;
+    /* SP_MAX_TASK_TENSORS entries the caller owns, or NULL: validation sets,
+     * per tensor argument, the staged run buffer it lies in ({0, 0} for an
+     * output, or a tensor in the heap), for sp_tensor_rehome. */
+    sp_device_range *home;
 } sp_task_check;
+
+/* A tensor whose addr points inside a staged run buffer (a view that starts
+ * 256 bytes in, say) is the same memory as the buffer reached through its
+ * base, so dependencies and red zones must see it there: rewrite `x`, the
+ * runtime's copy of a validated argument, to its `home` buffer (addr and
+ * buf_bytes the buffer's, offset counted from it; validation checked that
+ * the distance is whole elements). The kernel sees the same elements. */
+static inline void sp_tensor_rehome(sp_tensor *x, const sp_device_range *home)
+{
+    if (!home->bytes || (x->addr == home->dev && x->buf_bytes == home->bytes))
+        return;
+    x->offset += (int64_t)((x->addr - home->dev) / sp_tensor_elem_size(x));
+    x->addr = home->dev;
+    x->buf_bytes = home->bytes;
+}
 
 /* Check task `id`; on success fill kernel[lane] with kernel indices (-1 for
  * an idle lane). Returns 0 or a status with the reason in c->msg. */

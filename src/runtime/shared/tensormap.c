@@ -420,6 +420,31 @@ chain_drop(sp_tensormap *map, int32_t b, int32_t *chain, int64_t below, int64_t 
     return freed;
 }
 
+/* True if `task` is already a producer in `deps`: in a MANUAL scope, the
+ * explicit dependencies the task was given (nothing else is derived there). */
+static bool deps_has(const sp_dep_list *deps, int64_t task)
+{
+    for (uint32_t i = 0; i < deps->count; i++)
+        if (deps->producer[i] == task)
+            return true;
+    return false;
+}
+
+/* A MANUAL-scope write supersedes only what it is ordered after: nodes of
+ * its explicit dependencies (and retired ones). Every other access stays, so
+ * a later AUTO access still takes its edge to it. */
+static void chain_drop_ordered(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task,
+                               const sp_dep_list *deps)
+{
+    while (*chain >= 0) {
+        int64_t t = map->nodes[*chain].task;
+        if (t < map->retired_below || (t != task && deps_has(deps, t)))
+            node_pop(map, b, chain);
+        else
+            chain = &map->nodes[*chain].next;
+    }
+}
+
 /* Drop tile i once it holds nothing, and its buffer once that holds nothing. */
 static void tile_tidy(sp_tensormap *map, int32_t i)
 {
@@ -545,11 +570,18 @@ grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_
     if (i < 0)
         i = tile_add(map, b, offset, key);
     sp_tmap_tile *t = &map->tiles[i];
-    if (writes) {
-        /* The write supersedes every other task's access to the tile (and
-         * so also the retired ones a manual access did not walk). */
+    if (writes && !manual) {
+        /* The write supersedes every other task's access to the tile: it
+         * took an edge to each of them. */
         chain_drop(map, b, &t->writers, INT64_MIN, task);
         chain_drop(map, b, &t->readers, INT64_MIN, task);
+    } else if (writes) {
+        /* A MANUAL write derived no edge: it supersedes only the accesses
+         * it was ordered after by hand, or an AUTO reader after it would
+         * lose its edge to an older writer (the tile's writers are then
+         * several tasks'). */
+        chain_drop_ordered(map, b, &t->writers, task, deps);
+        chain_drop_ordered(map, b, &t->readers, task, deps);
     }
     node_push(map, b, writes ? &t->writers : &t->readers, task, owner);
     return SP_OK;
@@ -756,8 +788,9 @@ static int treap_access(sp_tensormap *map, int32_t b, uint64_t base, const sp_ac
                 creator_implied = true;
         }
         /* A covering write supersedes the entry: later accesses that touch
-         * it touch this write too, and this task already depends on it. */
-        if (writes && write_covers(lo, hi, layout, e))
+         * it touch this write too, and this task already depends on it (in
+         * a MANUAL scope only if the task was ordered after it by hand). */
+        if (writes && write_covers(lo, hi, layout, e) && (!manual || deps_has(deps, e->task)))
             map->scratch[k] = i;
     }
     if (!creator_implied && (rc = sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR)) != SP_OK)

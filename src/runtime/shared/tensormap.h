@@ -114,8 +114,10 @@ typedef struct sp_tmap_node {
 } sp_tmap_node;
 
 /* One tile of a grid-mode buffer with live accesses. Writers are one task's
- * (a write supersedes every other task's access to the tile); readers are
- * the reads since, and that task's own. Both chains newest first. */
+ * (an AUTO write supersedes every other task's access to the tile), or
+ * several once MANUAL-scope writes, which supersede only what they were
+ * explicitly ordered after, joined them; readers are the reads since. Both
+ * chains newest first. */
 typedef struct sp_tmap_tile {
     int64_t offset;             /* the tile's first element: its key beside base_rec */
     uint32_t key;               /* its hash before the mask: the buffer's mix + tile index */
@@ -178,7 +180,9 @@ void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
 
 /* Derive the edges of task `task`'s access `dir` to tensor `t` into `deps`
  * and record the access. With `manual` (a MANUAL scope) the access is
- * recorded but no edge is derived. The creator edge is left out when an
+ * recorded but no edge is derived, and a write supersedes only the records
+ * of tasks already in `deps` (its explicit dependencies): a record that
+ * derived no edge never hides one it was not ordered after. The creator edge is left out when an
  * edge from an access that itself depended on the same creator already
  * implies it. Returns 0, or SP_EGRAPH_LIMIT when the map is full (nothing
  * derived or recorded: grow or sweep it and retry) or `deps` is (the

@@ -12,6 +12,7 @@
 #include "common/wait.h"
 #include "runtime/shared/fault_report.h"
 #include "runtime/shared/loaded_callable.h"
+#include "runtime/shared/redzone.h"
 #include "runtime/shared/sched_pass.h"
 #include "runtime/shared/task_check.h"
 #include "runtime/shared/tensormap.h"
@@ -47,6 +48,7 @@ typedef struct tmr_task {
     uint16_t hold_count; /* producers this task holds (released on completion) */
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
     uint64_t submit_ns;  /* sp_ticks() at publication (traces) */
+    uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
     int64_t holds[TMR_MAX_HOLDS];
     uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
     uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
@@ -85,6 +87,7 @@ typedef struct tmr_orch {
     sp_lane_memo lane_memo[SP_LANE_MEMO_SLOTS]; /* the check's memos, zeroed at boot */
     sp_view_memo view_memo;
     sp_device_range ranges[SP_MAX_RUN_TENSORS];
+    sp_device_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
     sp_heap_ring heap;   /* outputs; size is the heap less static allocations */
     uint64_t static_top; /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
@@ -111,6 +114,7 @@ typedef struct tmr_ctl {
     uint32_t map_entries;
     uint64_t backstop_ns;       /* the orchestrator's waits give up after this */
     uint64_t kernel_timeout_ns; /* a kernel running longer is stopped */
+    uint32_t redzones;          /* checking mode: outputs between red zones, verified */
     uint64_t launch_ns;
     uint64_t orch_end_ns;
     uint64_t orch_begin_ns;
@@ -129,7 +133,8 @@ typedef struct tmr_ctl {
     _Alignas(64) _Atomic int64_t orch_wake_at;
     sp_waitword orch_word;
     _Alignas(64) _Atomic int32_t error;
-    sp_fault_report fault; /* the first kernel fault, if any */
+    sp_fault_report fault;     /* the first kernel fault, if any */
+    sp_overrun_report overrun; /* checking mode: the first red zone damaged */
     uint64_t edges;
     char message[256];
 

@@ -238,11 +238,16 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     if ((rc = sp_task_validate(&o->check, (uint64_t)id, task, kernel)) != SP_OK)
         return orch_fail(o, rc, "%s", o->msg);
 
+    /* Checking mode: each output between red zones, inside the task's carve. */
+    const uint64_t rz = c->redzones ? SP_REDZONE_BYTES : 0;
     uint64_t need = 0;
     for (int i = 0; i < task->tensor_count; i++)
         if (task->dirs[i] == SP_OUT)
             need += ALIGN64((uint64_t)sp_tensor_numel(task->tensors[i]) *
-                            sp_tensor_elem_size(task->tensors[i]));
+                            sp_tensor_elem_size(task->tensors[i])) +
+                    rz;
+    if (need)
+        need += rz;
     if (need > o->heap.size)
         return orch_fail(o, SP_EHEAP_TOO_SMALL,
                          "task %lld: outputs need %llu bytes, the heap ring has %llu",
@@ -304,20 +309,32 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     deps->count = 0;
     for (int i = 0; i < task->dep_count && rc == SP_OK; i++)
         rc = sp_dep_list_add(deps, task->deps[i], id, SP_EDGE_EXPLICIT);
-    uint64_t off = at;
+    uint64_t off = at + rz;
+    t->check_mask = 0;
     for (int i = 0; i < task->tensor_count && rc == SP_OK; i++) {
         sp_tensor *x = task->tensors[i];
         if (task->dirs[i] == SP_OUT) {
             int64_t shape[SP_MAX_DIMS];
             memcpy(shape, x->shape, sizeof shape);
             sp_tensor_init(x, c->heap_base + off, x->dtype, x->ndim, shape);
-            off += ALIGN64(x->buf_bytes);
+            off += ALIGN64(x->buf_bytes) + rz;
             x->owner_task = id;
             x->flags |= SP_TENSOR_RUNTIME_OWNED;
+            if (rz)
+                sp_redzone_fill(x->addr, x->buf_bytes);
         }
-        rc = sp_tensormap_access(&o->map, id, x, task->dirs[i], manual, deps);
-        t->tensors[i] = *x;
-        t->args[i] = (uint64_t)(uintptr_t)&t->tensors[i];
+        /* The kernel and the TensorMap see the argument at its buffer's
+         * base (a view starting inside a staged buffer is rehomed). */
+        sp_tensor *d = &t->tensors[i];
+        *d = *x;
+        sp_tensor_rehome(d, &o->home[i]);
+        rc = sp_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
+        t->args[i] = (uint64_t)(uintptr_t)d;
+        /* Red zones surround staged buffers and runtime-owned heap ones. */
+        if (rz && sp_redzone_dir_written(task->dirs[i]) &&
+            (o->home[i].bytes || ((d->flags & SP_TENSOR_RUNTIME_OWNED) &&
+                                  sp_range_holds(&o->check.heap, d->addr, d->buf_bytes))))
+            t->check_mask |= 1u << i;
     }
     for (int i = 0; i < task->scalar_count; i++)
         t->args[task->tensor_count + i] = task->scalars[i];
@@ -376,7 +393,9 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
         return rc;
     if (!x || !sp_dtype_size(x->dtype) || sp_tensor_numel(x) == 0)
         return orch_fail(o, SP_ESHAPE, "alloc_tensor: bad dtype or shape");
-    uint64_t bytes = ALIGN64((uint64_t)sp_tensor_numel(x) * sp_tensor_elem_size(x));
+    /* Checking mode: red zones on both sides, inside the carve. */
+    const uint64_t rz = o->ctl->redzones ? SP_REDZONE_BYTES : 0;
+    uint64_t bytes = ALIGN64((uint64_t)sp_tensor_numel(x) * sp_tensor_elem_size(x)) + 2 * rz;
     if (bytes > o->static_top)
         return orch_fail(o, SP_EHEAP_TOO_SMALL, "alloc_tensor: %llu bytes exceed the heap",
                          (unsigned long long)bytes);
@@ -388,9 +407,11 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     o->heap.size = top;
     int64_t shape[SP_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
-    sp_tensor_init(x, o->ctl->heap_base + top, x->dtype, x->ndim, shape);
+    sp_tensor_init(x, o->ctl->heap_base + top + rz, x->dtype, x->ndim, shape);
     x->owner_task = SP_NO_TASK;
     x->flags |= SP_TENSOR_RUNTIME_OWNED;
+    if (rz)
+        sp_redzone_fill(x->addr, x->buf_bytes);
     return SP_OK;
 }
 
@@ -475,8 +496,14 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
     if (sp_tensor_element_offset(t, index, &off) != SP_OK)
         return orch_fail(o, SP_ESHAPE, "%s: element %lld outside the view", what, (long long)index);
     bool known = sp_range_holds(&o->check.heap, t->addr, t->buf_bytes);
+    /* Tasks' accesses to a staged buffer are keyed on its base (rehomed),
+     * so look there; a heap tensor keeps its own address. */
+    uint64_t key = t->addr, at = off;
     for (uint32_t i = 0; !known && i < o->check.range_count; i++)
-        known = sp_range_holds(&o->ranges[i], t->addr, t->buf_bytes);
+        if ((known = sp_range_holds(&o->ranges[i], t->addr, t->buf_bytes))) {
+            key = o->ranges[i].dev;
+            at = off + (t->addr - key);
+        }
     if (!known)
         return orch_fail(o, SP_EBOUNDS, "%s: tensor 0x%llx is in no device buffer of this run",
                          what, (unsigned long long)t->addr);
@@ -484,7 +511,7 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
     int64_t ids[64];
     uint32_t n;
     /* More overlapping tasks than fit: wait for these, then look again. */
-    while ((n = sp_tensormap_overlapping(&o->map, t->addr, off, off + es, !write, ids, 64)) > 0) {
+    while ((n = sp_tensormap_overlapping(&o->map, key, at, at + es, !write, ids, 64)) > 0) {
         int rc = wait_tasks(o, ids, n < 64 ? n : 64, what);
         if (rc)
             return rc;
@@ -609,6 +636,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         .msg_len = sizeof o->msg,
         .memo = o->lane_memo,
         .view = &o->view_memo,
+        .home = o->home,
     };
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }

@@ -155,7 +155,8 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     r->callable = p->callable;
     r->threads = threads;
     uint64_t t0 = sp_now_ns();
-    rc = sp_staging_stage(&r->staging, p->api, p->args, false, p->err, p->err_len);
+    bool check = sp_check_mode(&p->config);
+    rc = sp_staging_stage(&r->staging, p->api, p->args, false, check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;
@@ -196,6 +197,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     c->backstop_ns =
         p->config.timeout_us ? p->config.timeout_us * 1000ull : TMR_DEFAULT_BACKSTOP_NS;
     c->kernel_timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
+    c->redzones = check;
     c->args = r->staging.device_args;
     r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
     r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
@@ -243,6 +245,9 @@ static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
         atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
         (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
         rc = sp_fault_report_format(&r->result.fault, r->callable, err, err_len);
+    else if (rc == SP_EKERNEL_OVERRUN && r->have_result &&
+             atomic_load_explicit(&r->result.overrun.claimed, memory_order_relaxed))
+        rc = sp_overrun_format(&r->result.overrun, r->callable, err, err_len);
     else if (rc && r->have_result && r->result.message[0])
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)

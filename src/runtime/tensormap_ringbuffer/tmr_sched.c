@@ -40,10 +40,28 @@ void tmr_make_ready(tmr_ctl *c, sp_chip *chip, int64_t id)
     tmr_queue_ready(c, chip, id, true);
 }
 
+/* Checking mode: the red zones of every buffer the task may have written.
+ * Before its consumers are released, so none of them reads the damage. */
+static void check_redzones(tmr_ctl *c, const tmr_task *t)
+{
+    for (uint32_t m = t->check_mask; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const sp_tensor *x = &t->tensors[i];
+        int64_t at;
+        if (sp_redzone_intact(x->addr, x->buf_bytes, &at))
+            continue;
+        if (sp_overrun_claim(&c->overrun, (uint64_t)t->id, t->kernel, i, at, x->buf_bytes))
+            tmr_fail(c, SP_EKERNEL_OVERRUN, "");
+        return;
+    }
+}
+
 static void complete_task(tmr_rt *r, int64_t id)
 {
     tmr_ctl *c = r->c;
     tmr_task *t = tmr_slot(c, id);
+    if (t->check_mask)
+        check_redzones(c, t);
     /* A lone scheduler pops what it readies here in its next pass (the
      * pass that reaped this task reports progress and does not wait), so
      * waking the chip event would only wake itself. It still does while
