@@ -99,7 +99,8 @@ soak: build
 	$(BUILD)/bin/soak
 
 # valgrind memcheck over representative runs: no invalid access, no
-# definite leak (--error-exitcode makes either fail the target).
+# definite leak (--error-exitcode makes either fail the target). The
+# open_close loops catch a leak per worker open/close.
 VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 
 valgrind: build
@@ -108,5 +109,7 @@ valgrind: build
 	$(VALGRIND) $(BUILD)/bin/simpler run paged_attention --case small --runtime tmr
 	$(VALGRIND) $(BUILD)/bin/quickstart $(BUILD)/lib/libsimpler_hbg_sim.so \
 	  $(BUILD)/docs/quickstart/quickstart_callable.spc
+	$(VALGRIND) $(BUILD)/bin/open_close $(BUILD)/lib/libsimpler_hbg_sim.so 8
+	$(VALGRIND) $(BUILD)/bin/open_close $(BUILD)/lib/libsimpler_tmr_sim.so 8
 
 .PHONY: soak valgrind

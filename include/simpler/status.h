@@ -62,7 +62,8 @@
     X(SP_ELAUNCH_PARTIAL, -43,                                                                     \
       "launch failed after part of the device side started; the device is now unusable")           \
     X(SP_EKERNEL_FAULT, -44,                                                                       \
-      "a kernel crashed (SIGSEGV/SIGBUS/SIGFPE/SIGILL); see the task and func_id in the message")  \
+      "a kernel crashed (SIGSEGV/SIGBUS/SIGFPE/SIGILL, or SIGABRT/SIGTERM it raised itself: "      \
+      "abort, assert); see the task and func_id in the message")                                   \
     X(SP_EKERNEL_TIMEOUT, -45,                                                                     \
       "a kernel ran past the timeout and was stopped; raise timeout_us or fix the kernel")         \
     X(SP_EORCH_CRASH, -46, "the orchestration crashed; see the signal and phase in the message")   \

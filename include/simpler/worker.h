@@ -65,6 +65,10 @@ SP_EXPORT int sp_worker_poll(sp_worker *w, const sp_run_handle *h);
 /* Wait for the run, fill `stats` (may be NULL), release its slot. Returns
  * the run's status, or SP_ESTALE for a handle already waited for. */
 SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats);
+/* sp_worker_wait, giving up after `timeout_ms` (0: only look): then
+ * SP_ETIMEOUT, and the run stays in flight and its handle valid (wait again). */
+SP_EXPORT int sp_worker_wait_for(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
+                                 uint64_t timeout_ms);
 /* Runs that may be in flight at once: 2 with a module that prepares
  * concurrently, 1 otherwise. */
 SP_EXPORT uint32_t sp_worker_lane_depth(const sp_worker *w);

@@ -1,17 +1,30 @@
 /* Surviving a crash in code we call but do not own (a kernel on a core
- * thread, an orchestration): the call runs under a guard; a SIGSEGV, SIGBUS,
- * SIGFPE or SIGILL raised inside it — or the interrupt another thread sends
- * to stop a call that ran too long — returns control to the guard instead
- * of killing the process. Signals outside any guard go to whatever handler
- * was installed before ours (the default one: the process dies as usual).
+ * thread, an orchestration, a callable's config): the call runs under a
+ * guard; a SIGSEGV, SIGBUS, SIGFPE, SIGILL raised inside it, a SIGABRT or
+ * SIGTERM its own thread raises (abort(), a failed assert(), raise()), or
+ * the interrupt another thread sends to stop a call that ran too long,
+ * returns control to the guard instead of killing the process. Every other
+ * signal goes to whatever handler was installed before ours (the default
+ * one: the process dies as usual).
  *
  *   sp_fault_guard g;
- *   if (SP_FAULT_TRY(&g)) { call(); sp_fault_end(&g); }
- *   else { ... g.sig says what happened ... }
+ *   if (SP_FAULT_TRY(&g)) { call(); }
+ *   sp_fault_end(&g);   // both ways: it gives the thread's state back
+ *   ... g.sig says what happened (0: the call returned) ...
  *
- * The guard the handler must find is per thread by nature (a signal is
- * delivered to the thread that faulted): one thread-local pointer names the
- * armed guard. It carries no run state. */
+ * No thread-locals (a dlopened module's TLS is allocated lazily by the
+ * loader, which aborts when malloc fails, and is lost at dlclose): the
+ * handler finds the faulting thread's guard in a small lock-free table of
+ * registered threads keyed by kernel thread id. A thread that runs many
+ * guarded calls (a core) registers once, with an sp_fault_thread its own
+ * object owns, and arms per call with two plain stores (SP_FAULT_TRY_ON);
+ * a one-off guard (SP_FAULT_TRY) registers the calling thread for the
+ * call's length (a few syscalls per call, not per task).
+ *
+ * The interrupt is a real-time signal sent with pthread_sigqueue and a
+ * value naming the call it is meant for; a signal anyone else sends (kill,
+ * another process, another value) cannot fake it. SIGUSR1/SIGUSR2 are left
+ * to the host program. */
 #ifndef SP_COMMON_FAULT_H
 #define SP_COMMON_FAULT_H
 
@@ -19,37 +32,73 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-/* Sent to a thread to break it out of a guarded call (a kernel timeout). */
-#define SP_FAULT_INTERRUPT SIGUSR2
+/* The interrupt signal (glibc's SIGRTMIN is a function call, not a constant). */
+#define SP_FAULT_INTERRUPT (SIGRTMIN + 5)
+
+struct sp_fault_guard;
+
+/* A thread that runs guarded calls, as the signal handler finds it. Owned
+ * by the thread's own object (a core, an AICPU thread) or by a one-off guard. */
+typedef struct sp_fault_thread {
+    _Atomic(struct sp_fault_guard *) armed; /* the guard of the running call, or NULL */
+    pid_t tid;
+    int slot;        /* index in the registry, -1 when not registered */
+    void *alt_stack; /* our alternate signal stack, NULL if the thread had its own */
+    stack_t old_stack;
+} sp_fault_thread;
 
 typedef struct sp_fault_guard {
     sigjmp_buf jmp;
     volatile sig_atomic_t sig; /* the signal that ended the call, 0 if none */
-    /* Optional: the interrupt ends this call only while *cancel == token, so
-     * an interrupt meant for an earlier call on the same thread (which
-     * returned just before it arrived) is ignored. NULL: always. */
+    /* The interrupt ends this call only when its value carries `token` and
+     * while *cancel == token (so an interrupt meant for an earlier call on
+     * the same thread, which returned just before it arrived, is ignored).
+     * cancel NULL: the call cannot be interrupted (faults still end it). */
     const _Atomic uint32_t *cancel;
     uint32_t token;
+    sp_fault_thread *thread; /* whom the guard is armed on */
+    sp_fault_thread self;    /* a one-off guard's registration (SP_FAULT_TRY) */
 } sp_fault_guard;
 
-/* Install the handlers once per process (idempotent, thread-safe), and an
- * alternate signal stack for the calling thread (so a stack overflow in a
- * guarded call can be caught). Returns 0 or SP_ESYS. */
+/* Take a reference on the process's handlers: installed when the first
+ * reference is taken (the previous handlers saved), restored when the last
+ * one is dropped (if nobody installed over them meanwhile). Thread-safe.
+ * Returns 0 or SP_ESYS. Guards work only while a reference is held. */
 int sp_fault_install(void);
-/* Arm `g` for the calling thread; use through SP_FAULT_TRY. */
+/* Drop a reference taken by sp_fault_install. */
+void sp_fault_uninstall(void);
+
+/* Register the calling thread with `t` (its own object) and give it an
+ * alternate signal stack unless it has one (so a stack overflow in a
+ * guarded call can be caught). Returns 0, or SP_ENOMEM / SP_ESYS when the
+ * registry is full (the thread's calls then run unguarded). */
+int sp_fault_thread_enter(sp_fault_thread *t);
+/* Unregister the calling thread and give its alternate stack back (call on
+ * the thread that entered, before it exits). */
+void sp_fault_thread_leave(sp_fault_thread *t);
+
+/* Arm `g` on registered thread `t` (the calling thread); no syscall. Use
+ * through SP_FAULT_TRY_ON. */
+void sp_fault_arm_on(sp_fault_thread *t, sp_fault_guard *g, const _Atomic uint32_t *cancel,
+                     uint32_t token);
+/* Register the calling thread for one call and arm `g`; use through
+ * SP_FAULT_TRY / SP_FAULT_TRY_FOR. */
 void sp_fault_arm(sp_fault_guard *g);
-/* Arm `g` so that the interrupt ends the call only while *cancel == token;
- * use through SP_FAULT_TRY_FOR. */
 void sp_fault_arm_for(sp_fault_guard *g, const _Atomic uint32_t *cancel, uint32_t token);
-/* Disarm after the guarded call returned normally. */
+/* Disarm, whichever way the call ended; a one-off guard also unregisters
+ * the thread. Idempotent. */
 void sp_fault_end(sp_fault_guard *g);
+
+/* Send the interrupt to `thread`, aimed at the call armed with `token`.
+ * Returns 0 or SP_ESYS (the thread is gone, or the queue is full). */
+int sp_fault_interrupt(pthread_t thread, uint32_t token);
+
 /* Name of a signal a guard caught ("SIGSEGV", "timeout" for the interrupt). */
 const char *sp_fault_name(int sig);
-
-/* Release the calling thread's alternate signal stack (before it exits). */
-void sp_fault_release(void);
 
 /* True the first time (run the call); false when a signal ended it. The
  * signal mask is not saved (that would be a syscall per guarded call); the
@@ -57,5 +106,7 @@ void sp_fault_release(void);
 #define SP_FAULT_TRY(g) (sp_fault_arm(g), sigsetjmp((g)->jmp, 0) == 0)
 #define SP_FAULT_TRY_FOR(g, cancel, token)                                                         \
     (sp_fault_arm_for(g, cancel, token), sigsetjmp((g)->jmp, 0) == 0)
+#define SP_FAULT_TRY_ON(t, g, cancel, token)                                                       \
+    (sp_fault_arm_on(t, g, cancel, token), sigsetjmp((g)->jmp, 0) == 0)
 
 #endif

@@ -177,7 +177,9 @@ SP_EXPORT int sp_worker_poll(sp_worker *w, const sp_run_handle *h)
     return sp_waitword_load(&l->state) == LEASE_DONE ? l->result : SP_RUN_NOT_READY;
 }
 
-SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats)
+/* Wait for the run until `deadline_ns` (sp_now_ns time, 0 for none). */
+static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
+                      uint64_t deadline_ns, uint64_t timeout_ms)
 {
     if (!w)
         return SP_EINVAL;
@@ -185,8 +187,21 @@ SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats 
     if (!l)
         return worker_fail(w, SP_ESTALE, "%s", "wait: run handle is stale or was waited for");
     uint32_t st;
-    while ((st = sp_waitword_load(&l->state)) != LEASE_DONE)
-        sp_waitword_wait_ne(&l->state, st, NULL, 0, NULL);
+    while ((st = sp_waitword_load(&l->state)) != LEASE_DONE) {
+        int timed_out = 0;
+        if (deadline_ns && sp_now_ns() >= deadline_ns)
+            timed_out = 1;
+        else
+            sp_waitword_wait_ne(&l->state, st, NULL, deadline_ns, &timed_out);
+        if (timed_out && sp_waitword_load(&l->state) != LEASE_DONE) {
+            snprintf(w->last_error, sizeof w->last_error,
+                     "run %llu (slot %u, generation %llu) not done within %llu ms; it is still "
+                     "in flight: wait for it again",
+                     (unsigned long long)h->run_id, h->slot, (unsigned long long)h->generation,
+                     (unsigned long long)timeout_ms);
+            return SP_ETIMEOUT;
+        }
+    }
     int rc = l->result;
     if (stats)
         *stats = l->stats;
@@ -196,6 +211,19 @@ SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats 
     /* The slot is free again; this handle's generation is now stale. */
     sp_waitword_store(&l->state, LEASE_FREE);
     return rc;
+}
+
+SP_EXPORT int sp_worker_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats)
+{
+    return lease_wait(w, h, stats, 0, 0);
+}
+
+SP_EXPORT int sp_worker_wait_for(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
+                                 uint64_t timeout_ms)
+{
+    uint64_t now = sp_now_ns();
+    uint64_t span = timeout_ms > UINT64_MAX / 2000000u ? UINT64_MAX / 2 : timeout_ms * 1000000u;
+    return lease_wait(w, h, stats, now + span ? now + span : 1, timeout_ms);
 }
 
 SP_EXPORT uint32_t sp_worker_lane_depth(const sp_worker *w)

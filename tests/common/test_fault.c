@@ -1,9 +1,13 @@
-/* Crash guards: a fault inside a guarded call comes back to the guard, and
- * an interrupt aimed at another call (by its token) leaves this one alone. */
+/* Crash guards: a fault inside a guarded call comes back to the guard, an
+ * interrupt aimed at another call (by its token) leaves this one alone, a
+ * stray signal cannot fake the interrupt, and the previous handlers are
+ * restored when the last reference goes. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/fault.h"
 
@@ -16,9 +20,8 @@ __attribute__((noinline)) static int guarded_raise(int sig)
     if (SP_FAULT_TRY(&g)) {
         raise(sig);
         reached_end = 1;
-        sp_fault_end(&g);
-        return 0;
     }
+    sp_fault_end(&g);
     return g.sig;
 }
 
@@ -30,20 +33,41 @@ Test(fault, a_fault_returns_to_the_guard)
      * scene tests, on core threads). */
     cr_expect_eq(guarded_raise(SIGSEGV), SIGSEGV);
     cr_expect_eq(reached_end, 0);
-    sp_fault_release();
+    sp_fault_uninstall();
 }
 
-/* The interrupt ends a call armed for `token` only while *cancel names it. */
-__attribute__((noinline)) static int guarded_interrupt(_Atomic uint32_t *cancel, uint32_t token)
+Test(fault, an_abort_returns_to_the_guard)
+{
+    cr_assert_eq(sp_fault_install(), 0);
+    sp_fault_guard g;
+    reached_end = 0;
+    if (SP_FAULT_TRY(&g)) {
+        abort();
+        reached_end = 1;
+    }
+    sp_fault_end(&g);
+    cr_expect_eq(g.sig, SIGABRT);
+    cr_expect_eq(reached_end, 0);
+    sp_fault_uninstall();
+}
+
+/* `how`: 0 the real interrupt, 1 a plain raise of the same signal (what a
+ * stray kill looks like), 2 a queued one with another token. */
+__attribute__((noinline)) static int guarded_interrupt(_Atomic uint32_t *cancel, uint32_t token,
+                                                       int how)
 {
     sp_fault_guard g;
     reached_end = 0;
     if (SP_FAULT_TRY_FOR(&g, cancel, token)) {
-        raise(SP_FAULT_INTERRUPT);
+        if (how == 0)
+            sp_fault_interrupt(pthread_self(), token);
+        else if (how == 1)
+            raise(SP_FAULT_INTERRUPT);
+        else
+            sp_fault_interrupt(pthread_self(), token + 1);
         reached_end = 1;
-        sp_fault_end(&g);
-        return 0;
     }
+    sp_fault_end(&g);
     return g.sig;
 }
 
@@ -52,11 +76,64 @@ Test(fault, an_interrupt_for_another_ticket_is_ignored)
     cr_assert_eq(sp_fault_install(), 0);
     _Atomic uint32_t cancel = 41;
     /* Meant for ticket 41, arriving while ticket 42 runs: 42 carries on. */
-    cr_expect_eq(guarded_interrupt(&cancel, 42), 0);
+    cr_expect_eq(guarded_interrupt(&cancel, 42, 0), 0);
     cr_expect_eq(reached_end, 1, "the call ran to its end");
     /* Meant for the running ticket: it is broken off. */
     atomic_store(&cancel, 42);
-    cr_expect_eq(guarded_interrupt(&cancel, 42), SP_FAULT_INTERRUPT);
+    cr_expect_eq(guarded_interrupt(&cancel, 42, 0), SP_FAULT_INTERRUPT);
     cr_expect_eq(reached_end, 0);
-    sp_fault_release();
+    sp_fault_uninstall();
+}
+
+Test(fault, a_stray_signal_cannot_fake_the_interrupt)
+{
+    cr_assert_eq(sp_fault_install(), 0);
+    _Atomic uint32_t cancel = 42;
+    cr_expect_eq(guarded_interrupt(&cancel, 42, 1), 0, "a raise()d interrupt signal counted");
+    cr_expect_eq(reached_end, 1);
+    cr_expect_eq(guarded_interrupt(&cancel, 42, 2), 0, "an interrupt for another token counted");
+    cr_expect_eq(reached_end, 1);
+    sp_fault_uninstall();
+}
+
+static void host_handler(int sig)
+{
+    (void)sig;
+}
+
+Test(fault, the_last_reference_restores_the_previous_handlers)
+{
+    struct sigaction sa, cur;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = host_handler;
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+    cr_assert_eq(sp_fault_install(), 0);
+    cr_assert_eq(sp_fault_install(), 0);
+    sp_fault_uninstall();
+    sigaction(SIGSEGV, NULL, &cur);
+    cr_expect(cur.sa_handler != host_handler, "one reference is still held");
+    sp_fault_uninstall();
+    sigaction(SIGSEGV, NULL, &cur);
+    cr_expect(cur.sa_handler == host_handler, "the host's handler is back");
+}
+
+/* A thread registered with its own object: many guarded calls, no syscall
+ * per call; a fault in one does not disturb the next. */
+Test(fault, a_registered_thread_runs_guarded_calls)
+{
+    cr_assert_eq(sp_fault_install(), 0);
+    sp_fault_thread t;
+    cr_assert_eq(sp_fault_thread_enter(&t), 0);
+    for (int i = 0; i < 3; i++) {
+        sp_fault_guard g;
+        if (SP_FAULT_TRY_ON(&t, &g, NULL, 0)) {
+            if (i == 1)
+                raise(SIGFPE);
+        }
+        sp_fault_end(&g);
+        cr_expect_eq(g.sig, i == 1 ? SIGFPE : 0, "call %d", i);
+    }
+    sp_fault_thread_leave(&t);
+    sp_fault_uninstall();
 }

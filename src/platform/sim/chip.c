@@ -120,6 +120,12 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (!chip)
         return SP_ENOMEM;
     chip->dev = dev;
+    /* The crash guards' handlers, held while this chip's threads live. */
+    if (sp_fault_install() != SP_OK) {
+        SP_ERROR("device %d: cannot install the crash guard's signal handlers", dev->id);
+        chip_free(chip);
+        return SP_ESYS;
+    }
     chip->view.clusters = g->clusters;
     chip->view.core_count = g->clusters * 3;
     chip->aicpu_count = g->sched_threads + g->orch_threads;
@@ -127,6 +133,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     chip->aicpu = alloc_lines(chip->aicpu_count, sizeof(sim_aicpu));
     if (!chip->view.cores || !chip->aicpu) {
         chip_free(chip);
+        sp_fault_uninstall();
         return SP_ENOMEM;
     }
 
@@ -183,6 +190,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (rc) {
         stop_threads(chip);
         chip_free(chip);
+        sp_fault_uninstall();
         return rc;
     }
     *out = chip;
@@ -199,4 +207,5 @@ void sim_chip_destroy(struct sim_chip *chip)
     }
     stop_threads(chip);
     chip_free(chip);
+    sp_fault_uninstall();
 }

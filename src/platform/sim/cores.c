@@ -21,11 +21,9 @@ __attribute__((noinline)) static int run_kernel(sim_core *core, uint32_t ticket,
                                                 const sp_chip_payload *p, const sp_kernel_ctx *ctx)
 {
     sp_fault_guard g;
-    if (SP_FAULT_TRY_FOR(&g, &core->interrupt, ticket)) {
+    if (SP_FAULT_TRY_ON(&core->fault, &g, &core->interrupt, ticket))
         p->fn(p->args, ctx);
-        sp_fault_end(&g);
-        return 0;
-    }
+    sp_fault_end(&g);
     return g.sig;
 }
 
@@ -73,8 +71,8 @@ void *sim_core_main(void *arg)
     sim_core *core = arg;
     struct sp_chip *chip = core->chip;
     sp_kernel_ctx ctx = {.core_type = core->type, .core_id = core->id, .cluster_id = core->cluster};
-    uint32_t done = 0;  /* last ticket finished */
-    sp_fault_install(); /* this thread's alternate signal stack */
+    uint32_t done = 0;                   /* last ticket finished */
+    sp_fault_thread_enter(&core->fault); /* the guard's registration, an alternate stack */
     for (;;) {
         uint32_t rung = sp_waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);
         while (!(rung & SIM_DOORBELL_STOP) && rung != done) {
@@ -84,7 +82,7 @@ void *sim_core_main(void *arg)
             announce_finish(chip, rung & SIM_DOORBELL_STOP ? 0 : (rung - done) & SIM_SEQ_MASK);
         }
         if (rung & SIM_DOORBELL_STOP) {
-            sp_fault_release();
+            sp_fault_thread_leave(&core->fault);
             return NULL;
         }
     }
@@ -235,5 +233,5 @@ void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
      * the next) is left alone. */
     atomic_store_explicit(&c->interrupt, ticket, memory_order_seq_cst);
     if (atomic_load_explicit(&c->status, memory_order_acquire) == (SIM_STATUS_ACK | ticket))
-        pthread_kill(c->thread, SP_FAULT_INTERRUPT);
+        sp_fault_interrupt(c->thread, ticket);
 }

@@ -35,11 +35,12 @@ void *sim_aicpu_main(void *arg)
     sim_aicpu *self = arg;
     struct sim_chip *chip = self->chip;
     uint32_t last = 0;
-    sp_fault_install(); /* crash guards for orchestrations run here (tmr) */
+    /* An alternate stack for the orchestrations run here (tmr). */
+    sp_fault_thread_enter(&self->fault);
     for (;;) {
         uint32_t seq = sp_waitword_wait_ne(&self->go, last, &chip->view.wait, 0, NULL);
         if (seq & SIM_DOORBELL_STOP) {
-            sp_fault_release();
+            sp_fault_thread_leave(&self->fault);
             return NULL;
         }
         last = seq;

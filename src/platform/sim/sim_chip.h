@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 
+#include "common/fault.h"
 #include "common/wait.h"
 #include "platform/chip.h"
 #include "platform/sim/sim_device.h"
@@ -61,6 +62,7 @@ typedef struct sim_core {
     uint32_t cluster;
     pthread_t thread;
     bool started;
+    sp_fault_thread fault; /* the core thread's guard registration */
 } sim_core;
 
 /* The device-side view: what launched code gets as its sp_chip. */
@@ -91,6 +93,7 @@ typedef struct sim_aicpu {
     uint32_t index;
     pthread_t thread;
     bool started;
+    sp_fault_thread fault;
 } sim_aicpu;
 
 struct sim_chip {

@@ -41,20 +41,15 @@ const char *sp_runtime_name(void)
     return "hbg";
 }
 
-/* Run the orchestration under a crash guard; returns the signal, or 0. */
+/* Run the orchestration under a crash guard (the device holds the
+ * handlers); returns the signal, or 0. */
 __attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, sp_orch *o,
                                                        const sp_args *args)
 {
-    if (sp_fault_install() != SP_OK) {
-        entry(o, args);
-        return 0;
-    }
     sp_fault_guard g;
-    if (SP_FAULT_TRY(&g)) {
+    if (SP_FAULT_TRY(&g))
         entry(o, args);
-        sp_fault_end(&g);
-        return 0;
-    }
+    sp_fault_end(&g);
     return g.sig;
 }
 

@@ -646,11 +646,9 @@ __attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, s
                                                        const sp_args *args)
 {
     sp_fault_guard g;
-    if (SP_FAULT_TRY(&g)) {
+    if (SP_FAULT_TRY(&g))
         entry(o, args);
-        sp_fault_end(&g);
-        return 0;
-    }
+    sp_fault_end(&g);
     return g.sig;
 }
 
