@@ -64,8 +64,10 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     }
     *out = NULL;
     sp_worker *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        snprintf(err, err_len, "no host memory for the worker");
         return SP_ENOMEM;
+    }
     pthread_mutex_init(&w->submit_lock, NULL);
     int rc = sp_module_open(module_path, &w->m, err, err_len);
     if (rc) {
@@ -89,6 +91,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     for (uint32_t s = 0; s < w->depth; s++) {
         w->lease[s].run = aligned_alloc(align, bytes);
         if (!w->lease[s].run) {
+            snprintf(err, err_len, "no host memory for run storage of %zu bytes", bytes);
             sp_worker_close(w);
             return SP_ENOMEM;
         }
