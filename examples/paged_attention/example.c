@@ -79,7 +79,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     float *out = ex_add_tensor(inst, "out", SP_DTYPE_F32, 3, q_shape, SP_OUT);
     float *gold = ex_alloc(inst, (size_t)(B * H * D) * sizeof(float));
     if (!q || !kc || !vc || !table || !ctx || !out || !gold || NB > INT32_MAX) {
-        snprintf(err, err_len, "SP_ENOMEM: out of host memory (or too many blocks: %lld)",
+        snprintf(err, err_len, "out of host memory (SP_ENOMEM) or too many blocks (%lld)",
                  (long long)NB);
         return -1;
     }
