@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     }
     rc = sp_worker_register_callable_file(w, 0, argv[2]);
     if (rc) {
-        fprintf(stderr, "register: %s\n", sp_worker_last_error(w));
+        fprintf(stderr, "register: %s: %s\n", sp_status_name(rc), sp_worker_last_error(w));
         sp_worker_close(w);
         return 1;
     }
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     sp_run_stats st;
     rc = sp_worker_run(w, 0, &args, NULL, &st);
     if (rc) {
-        fprintf(stderr, "run: %s\n", sp_worker_last_error(w));
+        fprintf(stderr, "run: %s: %s\n", sp_status_name(rc), sp_worker_last_error(w));
         sp_worker_close(w);
         return 1;
     }

@@ -47,7 +47,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     float *C = ex_add_tensor(inst, "C", SP_DTYPE_F32, 3, c_shape, SP_OUT);
     float *gold = ex_alloc(inst, (size_t)(groups * m * n) * sizeof(float));
     if (!cfg || !A || !B || !C || !gold) {
-        snprintf(err, err_len, "out of host memory");
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory");
         return -1;
     }
     cfg[0] = tile;

@@ -43,7 +43,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     float *g_y = ex_alloc(inst, (size_t)n * sizeof(float));
     int64_t *g_info = ex_alloc(inst, 2 * sizeof(int64_t));
     if (!ctl || !x || !y || !info || !g_y || !g_info) {
-        snprintf(err, err_len, "out of host memory");
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory");
         return -1;
     }
     ctl[0] = k;

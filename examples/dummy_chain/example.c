@@ -31,7 +31,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     int64_t *g_counter = ex_alloc(inst, sizeof(int64_t));
     int64_t *g_log = ex_alloc(inst, (size_t)stamps * sizeof(int64_t));
     if (!counter || !log || !g_counter || !g_log) {
-        snprintf(err, err_len, "out of host memory");
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory");
         return -1;
     }
     *counter = 0;

@@ -30,7 +30,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     float *F = ex_add_tensor(inst, "F", SP_DTYPE_F32, 2, shape, SP_OUT);
     float *gold = ex_alloc(inst, (size_t)(n * n) * sizeof(float));
     if (!A || !W1 || !W2 || !F || !gold) {
-        snprintf(err, err_len, "out of host memory for n=%lld", (long long)n);
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory for n=%lld", (long long)n);
         return -1;
     }
     for (int64_t i = 0; i < n * n; i++) {
@@ -38,7 +38,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
         W1[i] = W2[i] = 1.0f / 256.0f;
     }
     if (matmul_diamond_golden(A, W1, W2, gold, n) != 0) {
-        snprintf(err, err_len, "out of host memory for the golden");
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory for the golden");
         return -1;
     }
     inst->golden[3] = gold;

@@ -79,7 +79,8 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     float *out = ex_add_tensor(inst, "out", SP_DTYPE_F32, 3, q_shape, SP_OUT);
     float *gold = ex_alloc(inst, (size_t)(B * H * D) * sizeof(float));
     if (!q || !kc || !vc || !table || !ctx || !out || !gold || NB > INT32_MAX) {
-        snprintf(err, err_len, "out of host memory (or too many blocks: %lld)", (long long)NB);
+        snprintf(err, err_len, "out of host memory (SP_ENOMEM) or too many blocks (%lld)",
+                 (long long)NB);
         return -1;
     }
     uint64_t rng = (uint64_t)seed;
@@ -114,7 +115,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
 
     pa_dims dims = {B, H, D, bs, MB};
     if (paged_attention_golden(&dims, q, kc, vc, table, ctx, (double)scale_f, gold) != 0) {
-        snprintf(err, err_len, "out of host memory for the golden");
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory for the golden");
         return -1;
     }
     inst->golden[5] = gold;

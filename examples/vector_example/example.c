@@ -32,7 +32,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     float *f = ex_add_tensor(inst, "f", SP_DTYPE_F32, 1, &n, SP_OUT);
     float *gold = ex_alloc(inst, (size_t)n * sizeof(float));
     if (!a || !b || !f || !gold) {
-        snprintf(err, err_len, "out of host memory for n=%lld", (long long)n);
+        snprintf(err, err_len, "SP_ENOMEM: out of host memory for n=%lld", (long long)n);
         return -1;
     }
     for (int64_t i = 0; i < n; i++) {

@@ -250,6 +250,10 @@ int cli_run(int argc, char **argv)
         snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
 
     uint64_t *device_ns = calloc((size_t)o.rounds, sizeof *device_ns);
+    if (status == SP_OK && (!device_ns || !cost_ns[0] || !cost_ns[1])) {
+        status = SP_ENOMEM;
+        snprintf(werr, sizeof werr, "no host memory for the timings of %ld rounds", o.rounds);
+    }
     sp_run_stats st = {0};
     double max_err = 0;
     char why[EX_ERR_LEN] = "";

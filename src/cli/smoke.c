@@ -144,6 +144,8 @@ int cli_smoke(int argc, char **argv)
     rc = sp_device_wait(dev, 0);
     CHECK(rc == 0, "launch result: %s", sp_status_name(rc));
     marks = calloc(cores, sizeof *marks);
+    CHECK(marks != NULL, "%s: no host memory for %u cores' marks", sp_status_name(SP_ENOMEM),
+          cores);
     sp_device_copy_from(dev, marks, slots, cores * sizeof(uint32_t));
     uint32_t aic = 0, aiv = 0;
     for (uint32_t c = 0; c < cores; c++) {

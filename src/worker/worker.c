@@ -2,6 +2,7 @@
  * what is submitted (lane.c). A synchronous run is a submit followed by a
  * wait. Module logging is bound to this process's logger so module lines
  * look like ours and follow SIMPLER_LOG. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +64,10 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     }
     *out = NULL;
     sp_worker *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        snprintf(err, err_len, "no host memory for the worker");
         return SP_ENOMEM;
+    }
     pthread_mutex_init(&w->submit_lock, NULL);
     int rc = sp_module_open(module_path, &w->m, err, err_len);
     if (rc) {
@@ -88,6 +91,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     for (uint32_t s = 0; s < w->depth; s++) {
         w->lease[s].run = aligned_alloc(align, bytes);
         if (!w->lease[s].run) {
+            snprintf(err, err_len, "no host memory for run storage of %zu bytes", bytes);
             sp_worker_close(w);
             return SP_ENOMEM;
         }
@@ -140,7 +144,7 @@ SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const 
         return SP_EINVAL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return worker_fail(w, SP_ESYS, "cannot open callable '%s'", path);
+        return worker_fail(w, SP_ESYS, "cannot open callable '%s': %s", path, strerror(errno));
     /* A directory opens too, and its "size" (LONG_MAX) must not reach malloc. */
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -152,7 +156,10 @@ SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const 
     fseek(f, 0, SEEK_SET);
     void *blob = size > 0 ? malloc((size_t)size) : NULL;
     int rc = SP_OK;
-    if (!blob || fread(blob, 1, (size_t)size, f) != (size_t)size)
+    if (size > 0 && !blob)
+        rc = worker_fail(w, SP_ENOMEM, "no host memory to read the %ld-byte callable '%s'", size,
+                         path);
+    else if (!blob || fread(blob, 1, (size_t)size, f) != (size_t)size)
         rc = worker_fail(w, SP_ESYS, "cannot read callable '%s'", path);
     fclose(f);
     if (rc == SP_OK)

@@ -73,13 +73,15 @@ static int load_orchestration(sp_loaded_callable *lc, char *err, size_t err_len)
 
 static int load_kernels(sp_device *dev, sp_loaded_callable *lc, char *err, size_t err_len)
 {
-    lc->kernel_count = lc->view.header->kernel_count;
-    lc->kernels = calloc(lc->kernel_count ? lc->kernel_count : 1, sizeof *lc->kernels);
-    if (!lc->kernels)
+    uint32_t n = lc->view.header->kernel_count;
+    lc->kernels = calloc(n ? n : 1, sizeof *lc->kernels);
+    sp_kernel_fn *table = lc->kernels ? calloc(n ? n : 1, sizeof *table) : NULL;
+    if (!table) {
+        snprintf(err, err_len, "callable %u: no host memory for the table of %u kernels", lc->id,
+                 n);
         return SP_ENOMEM;
-    sp_kernel_fn *table = calloc(lc->kernel_count ? lc->kernel_count : 1, sizeof *table);
-    if (!table)
-        return SP_ENOMEM;
+    }
+    lc->kernel_count = n; /* only now: unload walks kernels[0..kernel_count) */
     int rc = SP_OK;
     for (uint32_t i = 0; i < lc->kernel_count && rc == SP_OK; i++) {
         const sp_callable_kernel *ck = &lc->view.kernels[i];
