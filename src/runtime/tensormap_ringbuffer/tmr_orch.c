@@ -218,10 +218,12 @@ static void unpin(tmr_ctl *c, const int64_t *pins, int n)
         atomic_fetch_sub_explicit(&tmr_slot(c, pins[k])->refs, 1, memory_order_release);
 }
 
-static bool holds_contains(const tmr_task *t, int64_t p)
+/* True if the task holds a producer no younger than `p` (which then
+ * cannot retire before the task completes either). */
+static bool holds_at_or_before(const tmr_task *t, int64_t p)
 {
     for (uint16_t i = 0; i < t->hold_count; i++)
-        if (t->holds[i] == p)
+        if (t->holds[i] <= p)
             return true;
     return false;
 }
@@ -341,14 +343,20 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     for (uint32_t i = 0; i < deps->count; i++)
         if (deps->producer[i] >= retired)
             linked += hold_producer(c, t, deps->producer[i], true);
-    /* A runtime-owned argument keeps its creator's buffer alive until we finish. */
+    /* A runtime-owned argument keeps its creator's buffer alive until we
+     * finish. Tasks retire strictly in order, so one hold on the oldest
+     * such creator keeps every newer one too, and a producer held above at
+     * or before it already does: at most one hold, in the entry reserved
+     * for it, however many producers the task has. */
+    int64_t keep = INT64_MAX;
     for (int i = 0; i < task->tensor_count; i++) {
         int64_t p = task->tensors[i]->owner_task;
-        if (p != SP_NO_TASK && p != id && p >= retired &&
-            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED) && !holds_contains(t, p) &&
-            t->hold_count < TMR_MAX_HOLDS)
-            hold_producer(c, t, p, false);
+        if (p != SP_NO_TASK && p != id && p >= retired && p < keep &&
+            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED))
+            keep = p;
     }
+    if (keep != INT64_MAX && !holds_at_or_before(t, keep))
+        hold_producer(c, t, keep, false);
     unpin(c, pins, npins); /* the holds above keep what is still needed */
     if (c->trace)
         for (uint32_t i = 0; i < deps->count; i++)
