@@ -6,6 +6,7 @@
 #ifndef SP_RUNTIME_TMR_LAYOUT_H
 #define SP_RUNTIME_TMR_LAYOUT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -93,6 +94,7 @@ typedef struct tmr_orch {
     uint32_t scope_depth;
     char msg[256];
     sp_trace_writer trace; /* the orchestrator's records (level >= 3) */
+    pthread_t thread;      /* the one thread sp_orch may be called from */
 } tmr_orch;
 
 typedef struct tmr_ctl {

@@ -7,6 +7,7 @@
  * pending. Slots and heap are reclaimed strictly in order behind the
  * retirement watermark. Everything here is device memory; only this thread
  * writes the orchestrator state, so it takes no locks. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,23 @@ static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
 static int orch_error(tmr_orch *o)
 {
     return atomic_load_explicit(&o->ctl->error, memory_order_acquire);
+}
+
+/* sp_orch is single-threaded: a call from a thread other than the one
+ * running the entry (this orchestrator thread) is refused before it
+ * touches the orchestrator's state, and fails the run by name. One
+ * pthread_self() (a register read) per call. */
+static bool refuse_foreign(tmr_orch *o, const char *op)
+{
+    if (pthread_equal(pthread_self(), o->thread))
+        return false;
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "sp_orch %s called from a thread other than the orchestration's: sp_orch is "
+             "single-threaded",
+             op);
+    tmr_fail(o->ctl, SP_EORCH_THREAD, msg);
+    return true;
 }
 
 /* ---- retirement and the heap ring ------------------------------------------ */
@@ -231,6 +249,8 @@ static bool holds_at_or_before(const tmr_task *t, int64_t p)
 static int64_t op_submit(sp_orch *so, sp_task *task)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "submit"))
+        return SP_EORCH_THREAD;
     tmr_ctl *c = o->ctl;
     int rc = orch_error(o);
     if (rc)
@@ -379,6 +399,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
 static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "alloc_tensor"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -405,6 +427,8 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
 static int op_scope_begin(sp_orch *so, int mode)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "scope_begin"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -438,6 +462,8 @@ static void scope_release(tmr_orch *o)
 static int op_scope_end(sp_orch *so)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "scope_end"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -507,6 +533,8 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
 static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *out)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "tensor_read"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -522,6 +550,8 @@ static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *
 static int op_tensor_write(sp_orch *so, const sp_tensor *t, int64_t index, const void *v)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "tensor_write"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -544,12 +574,16 @@ static void op_log(sp_orch *so, int level, const char *msg)
 
 static void op_fatal(sp_orch *so, int status, const char *msg)
 {
+    if (refuse_foreign((tmr_orch *)so, "fatal"))
+        return;
     orch_fail((tmr_orch *)so, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
               msg ? msg : "(no message)");
 }
 
 static int op_error(sp_orch *so)
 {
+    if (refuse_foreign((tmr_orch *)so, "error"))
+        return SP_EORCH_THREAD;
     return orch_error((tmr_orch *)so);
 }
 
@@ -603,6 +637,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->orch.ops = o->trace.level >= SP_TRACE_SUBMITS ? &tmr_orch_ops_traced : &tmr_orch_ops;
     o->ctl = c;
     o->chip = chip;
+    o->thread = pthread_self(); /* boot runs on the thread that runs the entry */
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
