@@ -19,6 +19,14 @@
 
 static uint64_t y[Y_LEN];
 
+/* Sanitizer builds run a tenth of the default runs: each run costs them
+ * tens of times more, and a tenth still covers every shape. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define RUNS(n) ((n) / 10)
+#else
+#define RUNS(n) (n)
+#endif
+
 static sp_worker *open_tmr(uint32_t clusters, uint32_t sched_threads)
 {
     char err[1024] = "";
@@ -51,10 +59,11 @@ TestSuite(tmr_stress, .timeout = 600);
  * dropped, and the task's other blocks were never run. SP_STRESS_SPMD_RUNS
  * (default 1000) runs of SP_STRESS_SPMD_TASKS (default 24) tasks of 32
  * blocks, AIC and AIV in turn, on 4 clusters and a 4-slot window, with 2,
- * 3 and 4 scheduler threads in turn; every block must have run. */
+ * 3 and 4 scheduler threads in turn (a tenth of the runs under
+ * sanitizers); every block must have run. */
 Test(tmr_stress, spmd_blocks_all_run_under_several_schedulers)
 {
-    long runs = stress_count("SP_STRESS_SPMD_RUNS", 1000);
+    long runs = stress_count("SP_STRESS_SPMD_RUNS", RUNS(1000));
     long tasks = stress_count("SP_STRESS_SPMD_TASKS", 24);
     cr_assert_leq(tasks * 32, Y_LEN);
     sp_worker *w = open_tmr(4, 4);
@@ -77,14 +86,15 @@ Test(tmr_stress, spmd_blocks_all_run_under_several_schedulers)
  * scopes, runtime-owned outputs passed on) on one scheduler thread, a
  * 4-slot window, a 4 KiB heap and 2 clusters, with every chip wait
  * parking at once (SIMPLER_SIM_SPIN_NS=0, SIMPLER_SIM_YIELD_NS=0): none
- * may stall. SP_STRESS_RANDOM_RUNS (default 300) graphs of 10 to
+ * may stall. SP_STRESS_RANDOM_RUNS (default 300, a tenth under
+ * sanitizers) graphs of 10 to
  * SP_STRESS_RANDOM_TASKS (default 400) tasks; SP_STRESS_RANDOM_SEED picks
  * the first seed. A stall would end as SP_ESTALL after the 10 s backstop. */
 Test(tmr_stress, random_graphs_on_one_scheduler_never_stall)
 {
     setenv("SIMPLER_SIM_SPIN_NS", "0", 1);
     setenv("SIMPLER_SIM_YIELD_NS", "0", 1);
-    long runs = stress_count("SP_STRESS_RANDOM_RUNS", 300);
+    long runs = stress_count("SP_STRESS_RANDOM_RUNS", RUNS(300));
     long max_tasks = stress_count("SP_STRESS_RANDOM_TASKS", 400);
     long seed0 = stress_count("SP_STRESS_RANDOM_SEED", 1);
     sp_worker *w = open_tmr(2, 1);
