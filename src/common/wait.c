@@ -1,9 +1,13 @@
-/* Spin-yield-park waiting on a futex word. The parked flag and the value
- * form a Dekker pair: the waiter raises the flag (seq_cst) before its last
- * look at the value, the writer stores the value (seq_cst) before it looks
- * at the flag, so at least one of them sees the other and no wake is lost.
- * A waiter that wakes with nothing changed (or times out) simply raises the
- * flag again next time; a flag left up costs one spare wake. */
+/* Spin-yield-park waiting on a futex word. The parked count and the value
+ * form a Dekker pair: the waiter counts itself in (seq_cst) before its
+ * last look at the value, the writer stores the value (seq_cst) before it
+ * looks at the count, so at least one of them sees the other and no wake
+ * is lost. Only the waiter takes itself out of the count, once it is awake
+ * again: a writer that cleared it could consume the mark of a waiter that
+ * parked again after the writer's change and before its wake, and that
+ * waiter would then sleep through every later write (the lost wake-up of
+ * issue 12, item 10b). SP_WAIT_STEP(n) marks each step of the protocol
+ * for the test that replays that interleaving; it is nothing otherwise. */
 #include "common/wait.h"
 
 #include <errno.h>
@@ -14,6 +18,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SP_WAIT_STEP
+#define SP_WAIT_STEP(step) ((void)0)
+#endif
 
 const sp_wait_policy sp_wait_default = {.spin_ns = 20000, .yield_ns = 200000};
 
@@ -45,15 +53,15 @@ static void futex_wait_until(_Atomic uint32_t *addr, uint32_t old, uint64_t dead
 }
 
 /* The writer's half of the Dekker pair: a seq_cst write of the value, then
- * a seq_cst look at the parked flag (seq_cst operations rather than a
- * fence, so ThreadSanitizer can follow the pairing). The writer that finds
- * the flag up takes it down as it wakes everybody: the writes that follow
- * before the sleepers run pay no syscall of their own. */
+ * a seq_cst look at the parked count (seq_cst operations rather than a
+ * fence, so ThreadSanitizer can follow the pairing); a syscall only while
+ * somebody may be asleep. */
 static void wake_if_parked(sp_waitword *w)
 {
-    if (atomic_load_explicit(&w->parked, memory_order_seq_cst) &&
-        atomic_exchange_explicit(&w->parked, 0, memory_order_seq_cst))
+    if (atomic_load_explicit(&w->parked, memory_order_seq_cst)) {
+        SP_WAIT_STEP(SP_WAIT_STEP_WAKE);
         futex_wake_all(&w->value);
+    }
 }
 
 void sp_waitword_wake(sp_waitword *w)
@@ -126,16 +134,19 @@ uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait
     for (;;) {
         if (park_flag)
             atomic_fetch_add_explicit(park_flag, 1, memory_order_seq_cst);
-        atomic_store_explicit(&w->parked, 1, memory_order_seq_cst);
+        atomic_fetch_add_explicit(&w->parked, 1, memory_order_seq_cst);
         v = atomic_load_explicit(&w->value, memory_order_seq_cst);
         if (v == old) {
             /* Relaxed: see `crowded` above. */
             if (policy->counted)
                 atomic_fetch_sub_explicit(policy->awake, 1, memory_order_relaxed);
+            SP_WAIT_STEP(SP_WAIT_STEP_SLEEP);
             futex_wait_until(&w->value, old, deadline_ns);
             if (policy->counted)
                 atomic_fetch_add_explicit(policy->awake, 1, memory_order_relaxed);
         }
+        /* Relaxed: a late decrement costs a writer at most a spare wake. */
+        atomic_fetch_sub_explicit(&w->parked, 1, memory_order_relaxed);
         /* Relaxed: a late decrement costs a writer at most a spare wake. */
         if (park_flag)
             atomic_fetch_sub_explicit(park_flag, 1, memory_order_relaxed);

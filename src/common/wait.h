@@ -1,6 +1,6 @@
 /* Spin, then yield, then park: the one way anything in simpler waits.
- * A sp_waitword is a 32-bit value plus a flag raised by parked waiters; a writer
- * pays for a futex wake only when somebody is actually parked, so the busy
+ * A sp_waitword is a 32-bit value plus a count of parked waiters; a writer
+ * pays for a futex wake only while somebody is actually parked, so the busy
  * path stays on plain cache-line traffic and an idle waiter costs no CPU. */
 #ifndef SP_COMMON_WAIT_H
 #define SP_COMMON_WAIT_H
@@ -13,8 +13,11 @@
 
 typedef struct sp_waitword {
     _Atomic uint32_t value;
-    _Atomic uint32_t parked; /* 1: a waiter may be asleep on value; the waking writer clears it */
+    _Atomic uint32_t parked; /* waiters that may be asleep on value; each takes itself out */
 } sp_waitword;
+
+/* The protocol's steps SP_WAIT_STEP names (tests/common/test_wait_lost_wakeup.c). */
+enum { SP_WAIT_STEP_WAKE = 1, SP_WAIT_STEP_SLEEP = 2 };
 
 /* How long a waiter stays on each rung before the next. */
 typedef struct sp_wait_policy {
@@ -71,7 +74,7 @@ uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy 
                              uint64_t deadline_ns, int *timed_out);
 /* The same, raising the counter *park_flag (seq_cst) while parked: for
  * writers that use sp_waitword_add_quiet and wake only when it is non-zero
- * (or for reasons of their own). It goes up before the word's parked flag
+ * (or for reasons of their own). It goes up before the word's parked count
  * and the last look at the value, so a writer that adds, then reads the flag, cannot miss a
  * waiter that needs it. */
 uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,

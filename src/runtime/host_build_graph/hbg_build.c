@@ -32,6 +32,37 @@ int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
     return status;
 }
 
+/* sp_orch is single-threaded. A call from a thread other than the entry's
+ * is refused before it touches anything (two threads building one graph
+ * garble it) and counted; the entry's thread turns the count into the
+ * build's error at its next call or when the entry returns. One
+ * pthread_self() (a register read) and one relaxed load per call. */
+static void foreign_fail(hbg_graph *g)
+{
+    /* Relaxed: the count only needs to be seen eventually (at the latest
+     * after the entry joined the thread that made the calls). */
+    const char *op = atomic_load_explicit(&g->foreign_op, memory_order_relaxed);
+    hbg_graph_fail(g, SP_EORCH_THREAD,
+                   "sp_orch %s called from a thread other than the orchestration's (%u call(s) "
+                   "refused): sp_orch is single-threaded",
+                   op ? op : "op", atomic_load_explicit(&g->foreign_calls, memory_order_relaxed));
+}
+
+static bool refuse_foreign(hbg_graph *g, const char *op)
+{
+    if (pthread_equal(pthread_self(), g->owner)) {
+        /* Relaxed: see foreign_fail. */
+        if (atomic_load_explicit(&g->foreign_calls, memory_order_relaxed))
+            foreign_fail(g);
+        return false;
+    }
+    const char *none = NULL;
+    atomic_compare_exchange_strong_explicit(&g->foreign_op, &none, op, memory_order_relaxed,
+                                            memory_order_relaxed);
+    atomic_fetch_add_explicit(&g->foreign_calls, 1, memory_order_relaxed);
+    return true;
+}
+
 /* Huge pages for the big arrays: a store grows (and its pages are first
  * touched) in the build of a slot's first run, where 4 KiB faults over a
  * 10^5-task graph's tens of MB cost more than deriving its edges. A huge
@@ -184,6 +215,8 @@ static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
 static int64_t op_submit(sp_orch *o, sp_task *t)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "submit"))
+        return SP_EORCH_THREAD;
     if (g->error)
         return g->error;
     uint32_t id = g->task_count;
@@ -271,6 +304,8 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
 static int op_alloc_tensor(sp_orch *o, sp_tensor *t)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "alloc_tensor"))
+        return SP_EORCH_THREAD;
     if (g->error)
         return g->error;
     if (!t || !sp_dtype_size(t->dtype) || sp_tensor_numel(t) == 0)
@@ -285,6 +320,8 @@ static int op_alloc_tensor(sp_orch *o, sp_tensor *t)
 static int op_scope_begin(sp_orch *o, int mode)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "scope_begin"))
+        return SP_EORCH_THREAD;
     if (g->error)
         return g->error;
     if (mode != SP_SCOPE_AUTO && mode != SP_SCOPE_MANUAL)
@@ -298,6 +335,8 @@ static int op_scope_begin(sp_orch *o, int mode)
 static int op_scope_end(sp_orch *o)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "scope_end"))
+        return SP_EORCH_THREAD;
     if (g->error)
         return g->error;
     if (g->scope_depth == 0)
@@ -345,6 +384,8 @@ static int control_element(hbg_graph *g, const sp_tensor *t, int64_t index, bool
 static int op_tensor_read(sp_orch *o, const sp_tensor *t, int64_t index, void *out)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "tensor_read"))
+        return SP_EORCH_THREAD;
     if (g->error)
         return g->error;
     const hbg_buffer *b;
@@ -366,6 +407,8 @@ static int op_tensor_read(sp_orch *o, const sp_tensor *t, int64_t index, void *o
 static int op_tensor_write(sp_orch *o, const sp_tensor *t, int64_t index, const void *v)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "tensor_write"))
+        return SP_EORCH_THREAD;
     if (g->error)
         return g->error;
     const hbg_buffer *b;
@@ -395,13 +438,18 @@ static void op_log(sp_orch *o, int level, const char *msg)
 static void op_fatal(sp_orch *o, int status, const char *msg)
 {
     hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "fatal"))
+        return;
     hbg_graph_fail(g, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
                    msg ? msg : "(no message)");
 }
 
 static int op_error(sp_orch *o)
 {
-    return ((hbg_graph *)o)->error;
+    hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "error"))
+        return SP_EORCH_THREAD;
+    return g->error;
 }
 
 static const sp_orch_ops hbg_orch_ops = {
@@ -423,6 +471,7 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
 {
     memset(g, 0, sizeof *g);
     g->orch.ops = &hbg_orch_ops;
+    g->owner = pthread_self(); /* the entry runs on the thread that builds */
     g->api = api;
     g->callable = lc;
     g->heap_base = heap_base;
@@ -487,6 +536,8 @@ uint64_t hbg_graph_edge_count(const hbg_graph *g)
 
 int hbg_graph_finish(hbg_graph *g)
 {
+    if (atomic_load_explicit(&g->foreign_calls, memory_order_relaxed))
+        foreign_fail(g);
     if (g->error)
         return g->error;
     if (g->scope_depth)

@@ -8,6 +8,8 @@
 #ifndef SP_RUNTIME_HBG_BUILD_H
 #define SP_RUNTIME_HBG_BUILD_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "runtime/host_build_graph/hbg_image.h"
@@ -107,7 +109,13 @@ typedef struct hbg_graph {
 
     int error;
     char message[256];
-    char check_msg[256];                          /* sp_task_validate's reason */
+    char check_msg[256]; /* sp_task_validate's reason */
+    /* sp_orch is single-threaded: the thread that runs the entry, and the
+     * calls refused from any other (counted there, turned into the build's
+     * error by the entry's thread: only it writes the fields above). */
+    pthread_t owner;
+    _Atomic uint32_t foreign_calls;
+    _Atomic(const char *) foreign_op;             /* the first refused call's op */
     sp_host_scratch own_store[HBG_STORE_BUFFERS]; /* the store when the caller has none */
 } hbg_graph;
 

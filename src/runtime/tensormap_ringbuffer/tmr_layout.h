@@ -6,6 +6,7 @@
 #ifndef SP_RUNTIME_TMR_LAYOUT_H
 #define SP_RUNTIME_TMR_LAYOUT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -21,7 +22,7 @@
 #include "simpler/orchestration.h"
 
 #define TMR_MAGIC 0x52465542474e4952ull /* "RINGBUFR" */
-#define TMR_MAX_HOLDS 128               /* producers one task may hold */
+#define TMR_MAX_HOLDS 128               /* producers one task may depend on */
 #define TMR_MAX_SCOPES 64
 #define TMR_DEFAULT_WINDOW 1024u
 #define TMR_DEFAULT_HEAP (64ull << 20)
@@ -49,7 +50,9 @@ typedef struct tmr_task {
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
     uint64_t submit_ns;  /* sp_ticks() at publication (traces) */
     uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
-    int64_t holds[TMR_MAX_HOLDS];
+    /* One per dependency (each has an edge node below), plus one that
+     * keeps the creators of runtime-owned inputs alive. */
+    int64_t holds[TMR_MAX_HOLDS + 1];
     uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
     uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
     sp_tensor tensors[SP_MAX_TASK_TENSORS];
@@ -94,6 +97,7 @@ typedef struct tmr_orch {
     uint32_t scope_depth;
     char msg[256];
     sp_trace_writer trace; /* the orchestrator's records (level >= 3) */
+    pthread_t thread;      /* the one thread sp_orch may be called from */
 } tmr_orch;
 
 typedef struct tmr_ctl {

@@ -7,6 +7,7 @@
  * pending. Slots and heap are reclaimed strictly in order behind the
  * retirement watermark. Everything here is device memory; only this thread
  * writes the orchestrator state, so it takes no locks. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,23 @@ static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
 static int orch_error(tmr_orch *o)
 {
     return atomic_load_explicit(&o->ctl->error, memory_order_acquire);
+}
+
+/* sp_orch is single-threaded: a call from a thread other than the one
+ * running the entry (this orchestrator thread) is refused before it
+ * touches the orchestrator's state, and fails the run by name. One
+ * pthread_self() (a register read) per call. */
+static bool refuse_foreign(tmr_orch *o, const char *op)
+{
+    if (pthread_equal(pthread_self(), o->thread))
+        return false;
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "sp_orch %s called from a thread other than the orchestration's: sp_orch is "
+             "single-threaded",
+             op);
+    tmr_fail(o->ctl, SP_EORCH_THREAD, msg);
+    return true;
 }
 
 /* ---- retirement and the heap ring ------------------------------------------ */
@@ -218,10 +236,12 @@ static void unpin(tmr_ctl *c, const int64_t *pins, int n)
         atomic_fetch_sub_explicit(&tmr_slot(c, pins[k])->refs, 1, memory_order_release);
 }
 
-static bool holds_contains(const tmr_task *t, int64_t p)
+/* True if the task holds a producer no younger than `p` (which then
+ * cannot retire before the task completes either). */
+static bool holds_at_or_before(const tmr_task *t, int64_t p)
 {
     for (uint16_t i = 0; i < t->hold_count; i++)
-        if (t->holds[i] == p)
+        if (t->holds[i] <= p)
             return true;
     return false;
 }
@@ -229,6 +249,8 @@ static bool holds_contains(const tmr_task *t, int64_t p)
 static int64_t op_submit(sp_orch *so, sp_task *task)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "submit"))
+        return SP_EORCH_THREAD;
     tmr_ctl *c = o->ctl;
     int rc = orch_error(o);
     if (rc)
@@ -358,14 +380,20 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     for (uint32_t i = 0; i < deps->count; i++)
         if (deps->producer[i] >= retired)
             linked += hold_producer(c, t, deps->producer[i], true);
-    /* A runtime-owned argument keeps its creator's buffer alive until we finish. */
+    /* A runtime-owned argument keeps its creator's buffer alive until we
+     * finish. Tasks retire strictly in order, so one hold on the oldest
+     * such creator keeps every newer one too, and a producer held above at
+     * or before it already does: at most one hold, in the entry reserved
+     * for it, however many producers the task has. */
+    int64_t keep = INT64_MAX;
     for (int i = 0; i < task->tensor_count; i++) {
         int64_t p = task->tensors[i]->owner_task;
-        if (p != SP_NO_TASK && p != id && p >= retired &&
-            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED) && !holds_contains(t, p) &&
-            t->hold_count < TMR_MAX_HOLDS)
-            hold_producer(c, t, p, false);
+        if (p != SP_NO_TASK && p != id && p >= retired && p < keep &&
+            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED))
+            keep = p;
     }
+    if (keep != INT64_MAX && !holds_at_or_before(t, keep))
+        hold_producer(c, t, keep, false);
     unpin(c, pins, npins); /* the holds above keep what is still needed */
     if (c->trace)
         for (uint32_t i = 0; i < deps->count; i++)
@@ -388,6 +416,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
 static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "alloc_tensor"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -418,6 +448,8 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
 static int op_scope_begin(sp_orch *so, int mode)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "scope_begin"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -451,6 +483,8 @@ static void scope_release(tmr_orch *o)
 static int op_scope_end(sp_orch *so)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "scope_end"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -526,6 +560,8 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
 static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *out)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "tensor_read"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -541,6 +577,8 @@ static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *
 static int op_tensor_write(sp_orch *so, const sp_tensor *t, int64_t index, const void *v)
 {
     tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "tensor_write"))
+        return SP_EORCH_THREAD;
     int rc = orch_error(o);
     if (rc)
         return rc;
@@ -563,12 +601,16 @@ static void op_log(sp_orch *so, int level, const char *msg)
 
 static void op_fatal(sp_orch *so, int status, const char *msg)
 {
+    if (refuse_foreign((tmr_orch *)so, "fatal"))
+        return;
     orch_fail((tmr_orch *)so, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
               msg ? msg : "(no message)");
 }
 
 static int op_error(sp_orch *so)
 {
+    if (refuse_foreign((tmr_orch *)so, "error"))
+        return SP_EORCH_THREAD;
     return orch_error((tmr_orch *)so);
 }
 
@@ -622,6 +664,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->orch.ops = o->trace.level >= SP_TRACE_SUBMITS ? &tmr_orch_ops_traced : &tmr_orch_ops;
     o->ctl = c;
     o->chip = chip;
+    o->thread = pthread_self(); /* boot runs on the thread that runs the entry */
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
     for (uint32_t i = 0; i < c->args.tensor_count; i++)

@@ -4,8 +4,10 @@
 #ifndef SP_RUNTIME_TMR_QUEUE_H
 #define SP_RUNTIME_TMR_QUEUE_H
 
+#include <sched.h>
 #include <stdbool.h>
 
+#include "common/wait.h"
 #include "runtime/tensormap_ringbuffer/tmr_layout.h"
 
 /* Set up `q` over `cells` (capacity mask + 1, a power of two). */
@@ -19,11 +21,18 @@ static inline void tmr_queue_init(tmr_queue *q, tmr_cell *cells, uint64_t capaci
     atomic_store_explicit(&q->tail, 0, memory_order_release);
 }
 
-/* Returns false only if the queue is full (a bug: capacity covers every task). */
-static inline bool tmr_queue_push(tmr_queue *q, uint64_t v)
+/* Append `v`; never fails. Capacity covers every task that can be ready at
+ * once (a task sits in one queue at most once, and only the window's tasks
+ * exist), so a cell that is not yet free for this position is one a popper
+ * has claimed (moved head past) but not yet handed back: it may have been
+ * preempted between the two, and the push waits for it rather than drop
+ * the task (an SPMD task pushed back after handing out a block would lose
+ * its other blocks). The wait spins briefly, then yields the CPU to the
+ * popper it waits for. */
+static inline void tmr_queue_push(tmr_queue *q, uint64_t v)
 {
     uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    for (;;) {
+    for (unsigned waits = 0;;) {
         tmr_cell *c = &q->cells[pos & q->mask];
         uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
         int64_t diff = (int64_t)(seq - pos);
@@ -33,10 +42,15 @@ static inline bool tmr_queue_push(tmr_queue *q, uint64_t v)
                                                       memory_order_relaxed)) {
                 c->value = v;
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-                return true;
+                return;
             }
         } else if (diff < 0) {
-            return false;
+            /* The popper of this cell's previous value has not let go yet. */
+            if (++waits < 64)
+                sp_cpu_relax();
+            else
+                sched_yield();
+            pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
         } else {
             pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
         }

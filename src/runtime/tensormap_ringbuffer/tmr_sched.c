@@ -117,7 +117,7 @@ static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
     /* Relaxed: only the holder of the queue entry hands out blocks. */
     uint32_t b = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
     if (b + 1 < t->block_num)
-        tmr_queue_push(&r->c->queues[q], id); /* more blocks for other cores */
+        tmr_queue_push(&r->c->queues[q], id); /* more blocks for other cores (never dropped) */
     *task = id;
     *block = b;
     return true;
