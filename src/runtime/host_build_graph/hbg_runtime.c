@@ -78,6 +78,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
         return rc;
     }
+    hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
     uint64_t(*ph)[2] = r->trace.phase_ns;
     sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
@@ -173,6 +174,8 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
      * and hbg_graph_free below must then free nothing. */
     memset(&g, 0, sizeof g);
     rc = build_and_upload(r, p, &g);
+    if (rc) /* a runaway graph must not keep its memory until the context goes */
+        hbg_graph_give_back(&g);
     hbg_graph_free(&g);
     /* The orchestration is done with control tensors: drop the host-maps. */
     sp_staging_unmap(&r->staging, p->api);

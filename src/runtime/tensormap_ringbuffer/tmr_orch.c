@@ -14,6 +14,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "common/wait.h"
+#include "runtime/shared/orch_fatal.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
 #include "runtime/tensormap_ringbuffer/tmr_queue.h"
 #include "simpler/status.h"
@@ -536,7 +537,7 @@ static void op_log(sp_orch *so, int level, const char *msg)
 
 static void op_fatal(sp_orch *so, int status, const char *msg)
 {
-    orch_fail((tmr_orch *)so, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
+    orch_fail((tmr_orch *)so, sp_orch_fatal_status(status), "orchestration fatal: %s",
               msg ? msg : "(no message)");
 }
 
