@@ -301,10 +301,10 @@ Test(shared_device, more_runs_in_flight_than_the_device_has_storage, .timeout = 
                 continue;
             }
             const char *msg = m.simpler_last_error(r[i].ctx);
-            cr_assert_eq(rc, SP_EBUSY, "run %d of %d: %s", i * 2 + s + 1,
-                         SP_DEVICE_STORAGE_SLOTS, sp_status_name(rc));
-            cr_assert_not_null(strstr(msg, "run-storage slots or banks are held by runs"),
-                               "%s", msg);
+            cr_assert_eq(rc, SP_EBUSY, "run %d of %d: %s", i * 2 + s + 1, SP_DEVICE_STORAGE_SLOTS,
+                         sp_status_name(rc));
+            cr_assert_not_null(strstr(msg, "run-storage slots or banks are held by runs"), "%s",
+                               msg);
         }
     /* One finalized run frees its storage for the context that was refused. */
     cr_assert_eq(m.simpler_finalize_run(r[0].ctx, r[0].run[0]), SP_OK);
