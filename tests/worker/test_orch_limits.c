@@ -120,6 +120,14 @@ ParameterizedTest(int *mod, orch_limits, fatal_codes_reach_the_caller_named, .fi
     }
 }
 
+/* ASan's allocator keeps freed memory in its quarantine (resident by
+ * design), so there the memory is given back but cannot be seen in RSS. */
+#ifdef __SANITIZE_ADDRESS__
+#define RSS_SHOWS_FREES 0
+#else
+#define RSS_SHOWS_FREES 1
+#endif
+
 /* Resident set size of this process, in bytes. */
 static uint64_t rss_bytes(void)
 {
@@ -163,14 +171,16 @@ Test(orch_limits, a_runaway_graph_stops_at_its_byte_limit_and_gives_its_memory_b
     /* The build held most of the limit (every page of it written); after
      * the failure the store has given it back. */
     uint64_t after = rss_bytes();
-    cr_assert_lt(after, before + (48ull << 20),
-                 "resident memory %llu MiB after the failed build, %llu MiB before: the "
-                 "graph's memory was kept",
-                 (unsigned long long)(after >> 20), (unsigned long long)(before >> 20));
+    if (RSS_SHOWS_FREES)
+        cr_assert_lt(after, before + (48ull << 20),
+                     "resident memory %llu MiB after the failed build, %llu MiB before: the "
+                     "graph's memory was kept",
+                     (unsigned long long)(after >> 20), (unsigned long long)(before >> 20));
     expect_good_run();
     /* The same again: nothing accumulates from one failed build to the next. */
     rc = run_mode(MODE_SUBMIT_FOREVER, &cfg);
     cr_assert_eq(rc, SP_EGRAPH_LIMIT, "%s", sp_worker_last_error(w));
-    cr_assert_lt(rss_bytes(), before + (48ull << 20));
+    if (RSS_SHOWS_FREES)
+        cr_assert_lt(rss_bytes(), before + (48ull << 20));
     expect_good_run();
 }
