@@ -14,9 +14,13 @@ int sp_device_run_launch(sp_device_run *d, sp_device_main fn, void *dev_ctx, uin
     int rc;
     /* The device runs one launch at a time; another context's (on the same
      * device) ends on its own, so wait for it rather than fail. */
-    while ((rc = sp_device_launch_recorded(d->dev, fn, dev_ctx, threads, &d->rec)) == SP_EBUSY) {
+    for (;;) {
+        d->launch_ns = sp_now_ns(); /* before the launch: it may dispatch at once */
+        rc = sp_device_launch_recorded(d->dev, fn, dev_ctx, threads, &d->rec);
+        if (rc != SP_EBUSY)
+            break;
         if (!deadline)
-            deadline = sp_now_ns() + SP_DEVICE_RUN_BUSY_WAIT_NS;
+            deadline = d->launch_ns + SP_DEVICE_RUN_BUSY_WAIT_NS;
         if (sp_device_wait_idle(d->dev, deadline) == SP_EBUSY) {
             snprintf(err, err_len,
                      "device launch of %u thread(s): another launch still runs on the device "
@@ -25,7 +29,6 @@ int sp_device_run_launch(sp_device_run *d, sp_device_main fn, void *dev_ctx, uin
             return SP_EBUSY;
         }
     }
-    d->launch_ns = sp_now_ns();
     if (rc) {
         snprintf(err, err_len, "device launch of %u thread(s): %s", threads, sp_status_name(rc));
         return rc;
