@@ -92,8 +92,18 @@ typedef struct sp_call_config {
     uint64_t timeout_us;    /* per-task scheduler timeout */
     uint64_t flags;         /* SP_CALL_* */
     uint64_t trace_records; /* tmr: trace buffer records (0: default 2^18); full drops */
-    uint64_t reserved[2];
+    /* hbg: the most host memory the graph build may keep (its task, edge,
+     * argument and tensor arrays and its TensorMap), and the most tasks one
+     * graph may have; past either the build stops with SP_EGRAPH_LIMIT.
+     * 0: SP_DEFAULT_GRAPH_BYTES / SP_DEFAULT_GRAPH_TASKS. tmr streams its
+     * graph through the task window and ignores both. */
+    uint64_t graph_bytes;
+    uint32_t graph_tasks;
+    uint32_t reserved;
 } sp_call_config;
+
+#define SP_DEFAULT_GRAPH_BYTES (4ull << 30) /* 4 GiB */
+#define SP_DEFAULT_GRAPH_TASKS (1u << 24)   /* 16.7 M tasks */
 
 _Static_assert(sizeof(sp_call_config) == 64, "sp_call_config is a 64-byte POD");
 

@@ -2,8 +2,12 @@
 #include "cli/npy.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "simpler/tensor.h"
 
@@ -58,9 +62,33 @@ int npy_write(const char *path, const sp_tensor *t, const void *data)
     /* Pad with spaces so magic + lengths + header + '\n' is a multiple of 64. */
     int total = 10 + len + 1;
     int pad = (64 - total % 64) % 64;
-    FILE *f = fopen(path, "wb");
-    if (!f)
+    /* Never through a symbolic link: one planted where an output goes would
+     * have it overwrite the link's target. The file is written under a
+     * fresh name (O_EXCL) and renamed over `path`, so a link planted after
+     * the check is replaced, not followed. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        errno = ELOOP;
+        return NPY_ESYMLINK;
+    }
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
         return -1;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return -1;
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
     uint16_t hlen = (uint16_t)(len + pad + 1);
     pre[8] = (unsigned char)(hlen & 0xff);
@@ -73,5 +101,11 @@ int npy_write(const char *path, const sp_tensor *t, const void *data)
     size_t bytes = (size_t)sp_tensor_numel(t) * sp_dtype_size(t->dtype);
     size_t wrote = fwrite(data, 1, bytes, f);
     int rc = fclose(f);
-    return wrote == bytes && rc == 0 ? 0 : -1;
+    if (wrote != bytes || rc != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
 }

@@ -5,7 +5,11 @@
 
 #include "simpler/types.h"
 
-/* Write the contiguous host data of `t` to `path`. 0, or -1 with errno set. */
+#define NPY_ESYMLINK (-2)
+
+/* Write the contiguous host data of `t` to `path` (a new file renamed over
+ * it). 0; NPY_ESYMLINK, writing nothing, if `path` is a symbolic link; or
+ * -1 with errno set. */
 int npy_write(const char *path, const sp_tensor *t, const void *data);
 
 #endif

@@ -140,7 +140,15 @@ static int save_tensors(const ex_instance *inst, const char *dir)
         snprintf(path, sizeof path, "%s/%s.npy", dir,
                  inst->arg_names[i] ? inst->arg_names[i] : "arg");
         const sp_tensor *t = &inst->args.tensors[i];
-        if (npy_write(path, t, (const void *)(uintptr_t)t->addr)) {
+        int rc = npy_write(path, t, (const void *)(uintptr_t)t->addr);
+        if (rc == NPY_ESYMLINK) {
+            fprintf(stderr,
+                    "simpler run: refusing to write '%s': it is a symbolic link (--save never "
+                    "writes through one; remove it or choose another directory)\n",
+                    path);
+            return -1;
+        }
+        if (rc) {
             fprintf(stderr, "simpler run: cannot write '%s': %s\n", path, strerror(errno));
             return -1;
         }

@@ -71,6 +71,8 @@ EXPORT int simpler_create_device_context(void **ctx_out)
         return SP_ENOMEM;
     pthread_mutex_init(&c->lock, NULL);
     c->device_id = -1;
+    for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
+        c->dev_slot[s] = c->dev_bank[s] = UINT32_MAX;
     *ctx_out = c;
     return SP_OK;
 }
@@ -268,7 +270,24 @@ static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *wh
             rc = SP_EDUPLICATE;
         }
     }
+    /* The storage itself is the device's: lease a slot and a bank no other
+     * run in flight on the device holds, whichever context it belongs to. */
+    uint32_t ds = UINT32_MAX, db = UINT32_MAX;
+    if (rc == SP_OK &&
+        ((rc = sp_device_storage_lease(c->dev, SP_STORAGE_SLOT, c->dev_slot[d->pipeline_slot],
+                                       &ds)) != SP_OK ||
+         (rc = sp_device_storage_lease(c->dev, SP_STORAGE_BANK, c->dev_bank[d->arena_bank], &db)) !=
+             SP_OK)) {
+        if (ds != UINT32_MAX)
+            sp_device_storage_unlease(c->dev, SP_STORAGE_SLOT, ds);
+        snprintf(why, len,
+                 "device %d: all %d run-storage slots or banks are held by runs in flight "
+                 "(of every context on the device); wait for one",
+                 c->device_id, SP_DEVICE_STORAGE_SLOTS);
+    }
     if (rc == SP_OK) {
+        c->dev_slot[d->pipeline_slot] = ds;
+        c->dev_bank[d->arena_bank] = db;
         c->slot_held[d->pipeline_slot] = true;
         c->bank_held[d->arena_bank] = true;
         c->held[d->pipeline_slot] = *d;
@@ -281,6 +300,8 @@ static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *wh
 static void release_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d)
 {
     pthread_mutex_lock(&c->lock);
+    sp_device_storage_unlease(c->dev, SP_STORAGE_SLOT, c->dev_slot[d->pipeline_slot]);
+    sp_device_storage_unlease(c->dev, SP_STORAGE_BANK, c->dev_bank[d->arena_bank]);
     c->slot_held[d->pipeline_slot] = false;
     c->bank_held[d->arena_bank] = false;
     memset(&c->held[d->pipeline_slot], 0, sizeof c->held[0]);
@@ -323,7 +344,10 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         run_identity(desc, id, sizeof id);
         return ctx_fail(c, rc, "%s: prepare_run: %s", id, why);
     }
-    rc = sp_device_bind_host_api(c->dev, desc->pipeline_slot, desc->arena_bank, &r->api);
+    /* Bound to the device's storage this run leased, not to the
+     * descriptor's slot and bank, which only this context knows. */
+    rc = sp_device_bind_host_api(c->dev, c->dev_slot[desc->pipeline_slot],
+                                 c->dev_bank[desc->arena_bank], &r->api);
     sp_rt_prepare p = {
         .dev = c->dev,
         .api = &r->api,
@@ -493,11 +517,23 @@ EXPORT int simpler_probe_storage(void *ctx, uint32_t pipeline_slot, uint32_t are
         return rc;
     if (!out)
         return ctx_fail(c, SP_EINVAL, "probe_storage: NULL output");
+    if (pipeline_slot >= SP_PIPELINE_MAX_DEPTH || arena_bank >= SP_PIPELINE_MAX_DEPTH)
+        return ctx_fail(c, SP_ESLOT, "probe_storage: slot %u / bank %u out of range (depth %d)",
+                        pipeline_slot, arena_bank, SP_PIPELINE_MAX_DEPTH);
+    /* What this context's slot and bank use: the device storage they
+     * leased last (nothing before a first run). */
+    pthread_mutex_lock(&c->lock);
+    uint32_t ds = c->dev_slot[pipeline_slot], db = c->dev_bank[arena_bank];
+    pthread_mutex_unlock(&c->lock);
     sp_arena a;
-    rc = sp_device_probe_storage(c->dev, pipeline_slot, arena_bank, &out->retained,
-                                 &out->retained_bytes, &a);
+    rc = sp_device_probe_storage(c->dev, ds == UINT32_MAX ? 0 : ds, db == UINT32_MAX ? 0 : db,
+                                 &out->retained, &out->retained_bytes, &a);
     if (rc)
         return ctx_fail(c, rc, "probe_storage: slot %u / bank %u", pipeline_slot, arena_bank);
+    if (ds == UINT32_MAX)
+        out->retained = out->retained_bytes = 0;
+    if (db == UINT32_MAX)
+        memset(&a, 0, sizeof a);
     out->heap = a.heap;
     out->shm = a.shm;
     out->image = a.image;

@@ -21,6 +21,12 @@ typedef struct sp_module_ctx {
     bool slot_held[SP_PIPELINE_MAX_DEPTH];
     bool bank_held[SP_PIPELINE_MAX_DEPTH];
     sp_run_descriptor held[SP_PIPELINE_MAX_DEPTH]; /* by slot: ids of prepared runs */
+    /* The device's storage slot / bank (sp_device_storage_lease) leased by
+     * the run holding each of this context's slots / banks, or leased last
+     * (tried first next time: its storage has the right size already);
+     * UINT32_MAX: none yet. Other contexts on the device lease others. */
+    uint32_t dev_slot[SP_PIPELINE_MAX_DEPTH];
+    uint32_t dev_bank[SP_PIPELINE_MAX_DEPTH];
     bool unusable; /* a launch half-started: refuse runs until re-created */
     sp_host_scratch scratch[SP_PIPELINE_MAX_DEPTH][SP_HOST_SCRATCH_SLOT_BUFFERS];
     sp_loaded_callable *callables[SP_MODULE_MAX_CALLABLES];

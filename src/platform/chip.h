@@ -90,6 +90,11 @@ int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket);
  * finishes with a fault (sp_fault_name: "timeout"). Harmless if it returned;
  * never touches the payloads queued behind it. */
 void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket);
+/* CPU time the core's thread has used so far (ns), for a timeout that
+ * must not count time the core spent waiting for a host CPU; 0 if the
+ * backend cannot tell. A system call: only for kernels already past the
+ * timeout. */
+uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core);
 /* Non-blocking, for diagnostics: the core's handshake state. */
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
 

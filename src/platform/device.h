@@ -4,6 +4,7 @@
 #ifndef SP_PLATFORM_DEVICE_H
 #define SP_PLATFORM_DEVICE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,7 +65,21 @@ int sp_device_copy_from(sp_device *dev, void *dst, uint64_t dev_src, uint64_t by
 void *sp_device_host_map(sp_device *dev, uint64_t dev_ptr, uint64_t bytes);
 int sp_device_host_unmap(sp_device *dev, uint64_t dev_ptr);
 
-/* Per-run storage, indexed by pipeline slot / arena bank (< SP_PIPELINE_MAX_DEPTH). */
+/* Per-run storage: the device owns SP_DEVICE_STORAGE_SLOTS retained temp
+ * buffers (storage slots) and as many arenas (banks), more than one
+ * context's pipeline depth, so several contexts on one device each get
+ * their own. A run leases one slot and one bank from prepare to finalize
+ * (sp_device_storage_lease): two runs in flight on one device, whatever
+ * their contexts, never share one. */
+#define SP_DEVICE_STORAGE_SLOTS 8
+enum { SP_STORAGE_SLOT = 0, SP_STORAGE_BANK = 1 };
+/* Lease a free storage slot or bank (`kind`), `prefer` if it is free (the
+ * one the caller had last: its storage is already the right size; pass
+ * UINT32_MAX for none). 0, or SP_EBUSY when every one is leased. */
+int sp_device_storage_lease(sp_device *dev, int kind, uint32_t prefer, uint32_t *out);
+void sp_device_storage_unlease(sp_device *dev, int kind, uint32_t index);
+
+/* Per-run storage, indexed by storage slot / bank (< SP_DEVICE_STORAGE_SLOTS). */
 int sp_device_retained_temp(sp_device *dev, uint32_t slot, uint64_t bytes, uint64_t *dev_out);
 int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request *req,
                            sp_arena *out);
@@ -102,5 +117,22 @@ int sp_device_poll(sp_device *dev, int *result);
 /* Wait (spin, yield, park) for the launch; deadline 0 = none. Returns its result
  * or SP_ETIMEOUT (the launch keeps running). */
 int sp_device_wait(sp_device *dev, uint64_t deadline_ns);
+
+/* The same for a launch whose outcome goes to the launcher's own record,
+ * so that the next launch — another context's on the same device — cannot
+ * overwrite a result before its owner read it. The record must stay put
+ * until the launch is done. poll: 0 done (result in *result), SP_EBUSY
+ * still running; wait: the result or SP_ETIMEOUT. */
+typedef struct sp_launch_record {
+    _Atomic uint32_t done; /* 1 once the launch finished: release-stored */
+    int result;
+} sp_launch_record;
+int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads,
+                              sp_launch_record *rec);
+int sp_device_poll_recorded(sp_device *dev, sp_launch_record *rec, int *result);
+int sp_device_wait_recorded(sp_device *dev, sp_launch_record *rec, uint64_t deadline_ns);
+/* Wait until no launch runs on the device (another context's may); 0, or
+ * SP_EBUSY at the deadline (sp_now_ns time; 0 = none). */
+int sp_device_wait_idle(sp_device *dev, uint64_t deadline_ns);
 
 #endif

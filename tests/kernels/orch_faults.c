@@ -21,6 +21,10 @@ enum {
     MODE_ZERO_BLOCKS = 10,
     MODE_OUTSIDE_BUFFERS = 11,
     MODE_HUGE_OUTPUT = 12,
+    MODE_FATAL_UNKNOWN_CODE = 13, /* sp_orch_fatal(o, -1000, ...) */
+    MODE_FATAL_POSITIVE_CODE = 14,
+    MODE_FATAL_NAMED_CODE = 15, /* sp_orch_fatal(o, SP_EDEVMEM, ...) */
+    MODE_SUBMIT_FOREVER = 16,   /* submits until a submit fails */
 };
 
 SP_ORCH_CONFIG(orch_faults_config)
@@ -87,6 +91,20 @@ SP_ORCHESTRATION(orch_faults)
         sp_task_out(&t, &big);
         break;
     }
+    case MODE_FATAL_UNKNOWN_CODE:
+        sp_orch_fatal(o, -1000, "a code no status has");
+        return;
+    case MODE_FATAL_POSITIVE_CODE:
+        sp_orch_fatal(o, 7, "a positive code");
+        return;
+    case MODE_FATAL_NAMED_CODE:
+        sp_orch_fatal(o, SP_EDEVMEM, "a named status");
+        return;
+    case MODE_SUBMIT_FOREVER:
+        /* A program that never stops by itself: only a failing submit ends it. */
+        while (sp_submit(o, &t) >= 0)
+            ;
+        return;
     default:
         sp_orch_fatal(o, SP_EINVAL, "unknown mode %llu", (unsigned long long)args->scalars[0]);
         return;

@@ -59,8 +59,8 @@ Test(host_api, bind_fills_the_value_and_checks_range)
     cr_assert_eq(api.arena_bank, 0);
     cr_assert_eq(api.functions, sp_device_host_api_functions());
     sp_host_api out;
-    cr_assert_eq(sp_device_bind_host_api(dev, SP_PIPELINE_MAX_DEPTH, 0, &out), SP_ESLOT);
-    cr_assert_eq(sp_device_bind_host_api(dev, 0, SP_PIPELINE_MAX_DEPTH, &out), SP_ESLOT);
+    cr_assert_eq(sp_device_bind_host_api(dev, SP_DEVICE_STORAGE_SLOTS, 0, &out), SP_ESLOT);
+    cr_assert_eq(sp_device_bind_host_api(dev, 0, SP_DEVICE_STORAGE_SLOTS, &out), SP_ESLOT);
     cr_assert_eq(sp_device_bind_host_api(dev, 0, 0, NULL), SP_EINVAL);
     sp_device_close(dev);
 }
@@ -286,8 +286,8 @@ Test(host_api, out_of_range_slot_or_bank)
     sp_arena a;
     sp_arena_request req = {.heap_bytes = 64};
     capture_reset();
-    cr_assert_eq(f->retained_temp_buffer(dev, SP_PIPELINE_MAX_DEPTH, 64, &t), SP_ESLOT);
-    cr_assert_eq(f->arena_commit(dev, SP_PIPELINE_MAX_DEPTH, &req, &a), SP_ESLOT);
+    cr_assert_eq(f->retained_temp_buffer(dev, SP_DEVICE_STORAGE_SLOTS, 64, &t), SP_ESLOT);
+    cr_assert_eq(f->arena_commit(dev, SP_DEVICE_STORAGE_SLOTS, &req, &a), SP_ESLOT);
     cr_assert_eq(sp_device_retained_temp(dev, UINT32_MAX, 64, &t), SP_ESLOT);
     cr_assert_eq(sp_device_arena_commit(dev, UINT32_MAX, &req, &a), SP_ESLOT);
     cr_assert_eq(captured_errors, 4);

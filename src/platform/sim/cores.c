@@ -6,6 +6,7 @@
  * queued ticket; the scheduler sees FIN|n with an acquire load. No lock,
  * allocation or syscall unless a waiter is parked. */
 #include <assert.h>
+#include <time.h>
 
 #include "common/fault.h"
 #include "common/ticks.h"
@@ -234,4 +235,15 @@ void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
     atomic_store_explicit(&c->interrupt, ticket, memory_order_seq_cst);
     if (atomic_load_explicit(&c->status, memory_order_acquire) == (SIM_STATUS_ACK | ticket))
         sp_fault_interrupt(c->thread, ticket);
+}
+
+uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
+{
+    assert(core < chip->core_count);
+    clockid_t id;
+    struct timespec ts;
+    if (pthread_getcpuclockid(chip->cores[core].thread, &id) != 0 || clock_gettime(id, &ts) != 0)
+        return 0;
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return ns ? ns : 1; /* 0 means "cannot tell" */
 }

@@ -95,10 +95,10 @@ int sp_device_bind_host_api(sp_device *dev, uint32_t slot, uint32_t bank, sp_hos
 {
     if (!dev || !out)
         return SP_EINVAL;
-    if (slot >= SP_PIPELINE_MAX_DEPTH || bank >= SP_PIPELINE_MAX_DEPTH) {
-        SP_ERROR("device %d: host API binding: pipeline slot %" PRIu32 " / arena bank %" PRIu32
-                 " out of range (depth %d)",
-                 dev->id, slot, bank, SP_PIPELINE_MAX_DEPTH);
+    if (slot >= SP_DEVICE_STORAGE_SLOTS || bank >= SP_DEVICE_STORAGE_SLOTS) {
+        SP_ERROR("device %d: host API binding: storage slot %" PRIu32 " / arena bank %" PRIu32
+                 " out of range (the device has %d)",
+                 dev->id, slot, bank, SP_DEVICE_STORAGE_SLOTS);
         return SP_ESLOT;
     }
     *out = (sp_host_api){.runner_ctx = dev,

@@ -24,6 +24,13 @@ static void launch_finish(struct sim_chip *chip, uint32_t seq)
      * they still dereference device memory, so the view stays open for them. */
     sim_chip_wait_cores_idle(&chip->view);
     sim_memory_set_device_access(chip->dev->mem, false);
+    /* The launcher's own record first: once busy clears, the next launch
+     * (maybe another context's) overwrites `result`. Relaxed load: ordered
+     * by the acq_rel countdown that made this thread the finisher. */
+    if (chip->rec) {
+        chip->rec->result = atomic_load_explicit(&chip->result, memory_order_relaxed);
+        atomic_store_explicit(&chip->rec->done, 1, memory_order_release);
+    }
     /* busy clears before done is published, so a host that saw the launch
      * done can launch again at once. */
     atomic_store_explicit(&chip->busy, 0, memory_order_release);
@@ -59,6 +66,12 @@ void *sim_aicpu_main(void *arg)
 
 int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads)
 {
+    return sp_device_launch_recorded(dev, fn, dev_ctx, threads, NULL);
+}
+
+int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads,
+                              sp_launch_record *rec)
+{
     if (!dev || !dev->chip || !fn)
         return SP_EINVAL;
     struct sim_chip *chip = dev->chip;
@@ -85,13 +98,19 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
         return SP_EBUSY;
 
     if (halfway) {
-        /* Start half of the threads on nothing, then report the failure. */
+        /* Start half of the threads on nothing, then report the failure.
+         * Nobody waits for it: its outcome goes to no record (the run that
+         * owned it may be freed before it ends). */
         fn = launch_noop;
         threads = threads > 1 ? threads / 2 : 1;
+        rec = NULL;
     }
     chip->fn = fn;
     chip->dev_ctx = dev_ctx;
     chip->threads = threads;
+    chip->rec = rec;
+    if (rec) /* relaxed: published by the go words' release, like fn */
+        atomic_store_explicit(&rec->done, 0, memory_order_relaxed);
     chip->seq = (chip->seq + 1) & SIM_SEQ_MASK;
     if (chip->seq == 0)
         chip->seq = 1; /* 0 means "never launched" */
@@ -143,4 +162,51 @@ int sp_device_wait(sp_device *dev, uint64_t deadline_ns)
     }
     /* relaxed: ordered by the acquire load of `done` */
     return atomic_load_explicit(&chip->result, memory_order_relaxed);
+}
+
+int sp_device_poll_recorded(sp_device *dev, sp_launch_record *rec, int *result)
+{
+    if (!dev || !dev->chip || !rec)
+        return SP_EINVAL;
+    if (!atomic_load_explicit(&rec->done, memory_order_acquire))
+        return SP_EBUSY;
+    if (result)
+        *result = rec->result;
+    return SP_OK;
+}
+
+int sp_device_wait_recorded(sp_device *dev, sp_launch_record *rec, uint64_t deadline_ns)
+{
+    if (!dev || !dev->chip || !rec)
+        return SP_EINVAL;
+    struct sim_chip *chip = dev->chip;
+    /* The snapshot of `done` comes before the look at the record: the
+     * finisher writes the record before it bumps `done`, so a finish after
+     * the look moves `done` past the snapshot and wakes the wait. */
+    for (;;) {
+        uint32_t snap = sp_waitword_load(&chip->done);
+        if (atomic_load_explicit(&rec->done, memory_order_acquire))
+            return rec->result;
+        int timed_out = 0;
+        sp_waitword_wait_ne(&chip->done, snap, &chip->host_wait, deadline_ns, &timed_out);
+        if (timed_out && !atomic_load_explicit(&rec->done, memory_order_acquire))
+            return SP_ETIMEOUT;
+    }
+}
+
+int sp_device_wait_idle(sp_device *dev, uint64_t deadline_ns)
+{
+    if (!dev || !dev->chip)
+        return SP_EINVAL;
+    struct sim_chip *chip = dev->chip;
+    /* busy clears before `done` moves (launch_finish): same order as above. */
+    for (;;) {
+        uint32_t snap = sp_waitword_load(&chip->done);
+        if (!atomic_load_explicit(&chip->busy, memory_order_acquire))
+            return SP_OK;
+        int timed_out = 0;
+        sp_waitword_wait_ne(&chip->done, snap, &chip->host_wait, deadline_ns, &timed_out);
+        if (timed_out && atomic_load_explicit(&chip->busy, memory_order_acquire))
+            return SP_EBUSY;
+    }
 }

@@ -1,7 +1,9 @@
-/* Per-run storage the device keeps between runs: one retained temp buffer
- * per pipeline slot and one static arena (heap, shared memory, runtime
- * image) per arena bank. Two runs in flight use different slots and banks,
- * so they never share a buffer. Storage is reused while a request fits and
+/* Per-run storage the device keeps between runs: SP_DEVICE_STORAGE_SLOTS
+ * retained temp buffers (storage slots) and as many static arenas (heap,
+ * shared memory, runtime image; banks). Each run in flight leases a slot
+ * and a bank of its own (sp_device_storage_lease), whichever context it
+ * belongs to, so two runs never share a buffer — not even runs of two
+ * contexts on one device. Storage is reused while a request fits and
  * reallocated only to grow; a failed grow leaves the previous storage as it
  * was. The buffers belong to the device (SIM_OWNER_STORAGE): callers cannot
  * free them, teardown does. */
@@ -38,10 +40,10 @@ int sp_device_retained_temp(sp_device *dev, uint32_t slot, uint64_t bytes, uint6
         return SP_EINVAL;
     }
     struct sim_memory *mem = dev->mem;
-    if (slot >= SP_PIPELINE_MAX_DEPTH) {
-        SP_ERROR("device %d: retained temp buffer: pipeline slot %" PRIu32
-                 " out of range (depth %d)",
-                 mem->device_id, slot, SP_PIPELINE_MAX_DEPTH);
+    if (slot >= SP_DEVICE_STORAGE_SLOTS) {
+        SP_ERROR("device %d: retained temp buffer: storage slot %" PRIu32
+                 " out of range (the device has %d)",
+                 mem->device_id, slot, SP_DEVICE_STORAGE_SLOTS);
         return SP_ESLOT;
     }
     pthread_mutex_lock(&mem->lock);
@@ -85,9 +87,9 @@ int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request
         return SP_EINVAL;
     }
     struct sim_memory *mem = dev->mem;
-    if (bank >= SP_PIPELINE_MAX_DEPTH) {
-        SP_ERROR("device %d: arena commit: arena bank %" PRIu32 " out of range (depth %d)",
-                 mem->device_id, bank, SP_PIPELINE_MAX_DEPTH);
+    if (bank >= SP_DEVICE_STORAGE_SLOTS) {
+        SP_ERROR("device %d: arena commit: arena bank %" PRIu32 " out of range (the device has %d)",
+                 mem->device_id, bank, SP_DEVICE_STORAGE_SLOTS);
         return SP_ESLOT;
     }
     pthread_mutex_lock(&mem->lock);
@@ -130,9 +132,51 @@ int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request
     return rc;
 }
 
+int sp_device_storage_lease(sp_device *dev, int kind, uint32_t prefer, uint32_t *out)
+{
+    if (!dev || !dev->mem || !out || (kind != SP_STORAGE_SLOT && kind != SP_STORAGE_BANK))
+        return SP_EINVAL;
+    struct sim_memory *mem = dev->mem;
+    _Static_assert(SP_DEVICE_STORAGE_SLOTS <= 32, "a lease mask is 32 bits");
+    int rc = SP_EBUSY;
+    pthread_mutex_lock(&mem->lock);
+    uint32_t *mask = &mem->leased[kind];
+    uint32_t pick =
+        prefer < SP_DEVICE_STORAGE_SLOTS && !(*mask & (1u << prefer)) ? prefer : UINT32_MAX;
+    /* Else the free one holding the least storage: a context new to the
+     * device should not take over another's big buffers. */
+    for (uint32_t i = 0; pick == UINT32_MAX && i < SP_DEVICE_STORAGE_SLOTS; i++)
+        if (!(*mask & (1u << i)) &&
+            (kind == SP_STORAGE_SLOT
+                 ? !mem->retained[i].dev
+                 : !mem->banks[i].heap && !mem->banks[i].shm && !mem->banks[i].image))
+            pick = i;
+    for (uint32_t i = 0; pick == UINT32_MAX && i < SP_DEVICE_STORAGE_SLOTS; i++)
+        if (!(*mask & (1u << i)))
+            pick = i;
+    if (pick != UINT32_MAX) {
+        *mask |= 1u << pick;
+        *out = pick;
+        rc = SP_OK;
+    }
+    pthread_mutex_unlock(&mem->lock);
+    return rc;
+}
+
+void sp_device_storage_unlease(sp_device *dev, int kind, uint32_t index)
+{
+    if (!dev || !dev->mem || (kind != SP_STORAGE_SLOT && kind != SP_STORAGE_BANK) ||
+        index >= SP_DEVICE_STORAGE_SLOTS)
+        return;
+    pthread_mutex_lock(&dev->mem->lock);
+    dev->mem->leased[kind] &= ~(1u << index);
+    pthread_mutex_unlock(&dev->mem->lock);
+}
+
 void sim_run_storage_release_all(struct sim_memory *mem)
 {
-    for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++) {
+    mem->leased[0] = mem->leased[1] = 0;
+    for (int s = 0; s < SP_DEVICE_STORAGE_SLOTS; s++) {
         if (mem->retained[s].dev)
             sim_memory_free_locked(mem, mem->retained[s].dev, SIM_OWNER_STORAGE,
                                    "retained temp release");
@@ -150,7 +194,7 @@ int sp_device_probe_storage(sp_device *dev, uint32_t slot, uint32_t bank, uint64
 {
     if (!dev || !dev->mem || !retained || !retained_bytes || !arena)
         return SP_EINVAL;
-    if (slot >= SP_PIPELINE_MAX_DEPTH || bank >= SP_PIPELINE_MAX_DEPTH)
+    if (slot >= SP_DEVICE_STORAGE_SLOTS || bank >= SP_DEVICE_STORAGE_SLOTS)
         return SP_ESLOT;
     struct sim_memory *mem = dev->mem;
     pthread_mutex_lock(&mem->lock);

@@ -110,6 +110,7 @@ struct sim_chip {
      * read by the pool threads after they see their go word change. */
     sp_device_main fn;
     void *dev_ctx;
+    sp_launch_record *rec; /* where its outcome goes too; NULL: only `result` */
     uint32_t threads;
     uint32_t seq; /* launcher-only: sequence of the last launch started */
 

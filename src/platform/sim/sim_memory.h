@@ -49,8 +49,9 @@ struct sim_memory {
     range_alloc ra;
     sim_host_map *maps; /* few at a time: a linear scan is enough */
     size_t map_n, map_cap;
-    sim_retained retained[SP_PIPELINE_MAX_DEPTH];
-    sp_arena banks[SP_PIPELINE_MAX_DEPTH];
+    sim_retained retained[SP_DEVICE_STORAGE_SLOTS];
+    sp_arena banks[SP_DEVICE_STORAGE_SLOTS];
+    uint32_t leased[2]; /* bit i: slot / bank i is leased to a run in flight */
 
     /* Open count of the device view (sim_memory_set_device_access). */
     pthread_mutex_t access_lock;

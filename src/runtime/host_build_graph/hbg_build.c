@@ -7,9 +7,13 @@
 #include "runtime/host_build_graph/hbg_build.h"
 
 #include "runtime/shared/redzone.h"
+#include "runtime/shared/orch_fatal.h"
 #include "runtime/shared/task_check.h"
 
 #include <stdarg.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +22,25 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-#define HBG_MAX_TASKS (1u << 30)
+#define HBG_MAX_TASKS (1u << 30) /* what the image's 32-bit indices allow */
+
+/* Host bytes the graph's store holds now (the arrays that grow with it). */
+static uint64_t store_bytes(const hbg_graph *g)
+{
+    static const int grown[] = {HBG_STORE_IMAGE, HBG_STORE_TASKS, HBG_STORE_DEPS, HBG_STORE_ARGS,
+                                HBG_STORE_MAP};
+    uint64_t sum = 0;
+    for (size_t i = 0; i < sizeof grown / sizeof grown[0]; i++)
+        sum += g->store[grown[i]].cap;
+    return sum;
+}
+
+/* May store buffer `s` grow to `bytes`? The graph limit counts every array. */
+static bool within_budget(const hbg_graph *g, const sp_host_scratch *s, uint64_t bytes)
+{
+    uint64_t others = store_bytes(g) - (s ? s->cap : 0);
+    return bytes <= g->max_bytes && others <= g->max_bytes - bytes;
+}
 
 int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
 {
@@ -73,8 +95,8 @@ static bool refuse_foreign(hbg_graph *g, const char *op)
 /* Make room for `need` more elements of `elem` bytes after `used` in the
  * array *p at byte `at` of store buffer `s` (its contents kept), capacity
  * *cap elements. Doubling: in steady state the store is big enough. */
-static int grow_at(sp_host_scratch *s, size_t at, void **p, uint64_t *cap, uint64_t used,
-                   uint64_t need, size_t elem)
+static int grow_at(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint64_t *cap,
+                   uint64_t used, uint64_t need, size_t elem)
 {
     if (used + need <= *cap)
         return SP_OK;
@@ -83,6 +105,8 @@ static int grow_at(sp_host_scratch *s, size_t at, void **p, uint64_t *cap, uint6
         n *= 2;
     if (n > (SIZE_MAX - at) / elem)
         return SP_ENOMEM;
+    if (!within_budget(g, s, at + n * elem))
+        return SP_EGRAPH_LIMIT;
     int rc = sp_host_scratch_grow(s, at + n * elem, at + used * elem, SP_HOST_SCRATCH_HUGE_PAGE);
     if (rc)
         return rc;
@@ -91,17 +115,17 @@ static int grow_at(sp_host_scratch *s, size_t at, void **p, uint64_t *cap, uint6
     return SP_OK;
 }
 
-static int grow(sp_host_scratch *s, void **p, uint64_t *cap, uint64_t used, uint64_t need,
-                size_t elem)
+static int grow(hbg_graph *g, sp_host_scratch *s, void **p, uint64_t *cap, uint64_t used,
+                uint64_t need, size_t elem)
 {
-    return grow_at(s, 0, p, cap, used, need, elem);
+    return grow_at(g, s, 0, p, cap, used, need, elem);
 }
 
-static int grow32(sp_host_scratch *s, size_t at, void **p, uint32_t *cap, uint32_t used,
-                  uint32_t need, size_t elem)
+static int grow32(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint32_t *cap,
+                  uint32_t used, uint32_t need, size_t elem)
 {
     uint64_t c = *cap;
-    int rc = grow_at(s, at, p, &c, used, need, elem);
+    int rc = grow_at(g, s, at, p, &c, used, need, elem);
     if (rc == SP_OK && c > UINT32_MAX)
         return SP_EGRAPH_LIMIT; /* *p is valid; *cap stays what the counts can index */
     *cap = (uint32_t)c;
@@ -123,6 +147,8 @@ static int map_reserve(hbg_graph *g, uint32_t need)
     uint32_t n = g->map.capacity * 2;
     while (n - g->map.used < need)
         n *= 2;
+    if (!within_budget(g, &g->store[HBG_STORE_MAP], sp_tensormap_bytes(n)))
+        return SP_EGRAPH_LIMIT;
     sp_host_scratch spare = {0};
     sp_tensormap bigger;
     int rc = map_in_store(&spare, &bigger, n);
@@ -197,16 +223,28 @@ static int alloc_output(hbg_graph *g, sp_tensor *x, int64_t owner)
     return rc;
 }
 
+/* A store that could not grow: the graph limit, or the host's memory. */
+static int grow_fail(hbg_graph *g, int rc, uint32_t id)
+{
+    if (rc == SP_EGRAPH_LIMIT)
+        return hbg_graph_fail(g, rc,
+                              "task %u: the graph's host arrays would grow past %llu bytes "
+                              "(sp_call_config.graph_bytes; they hold %llu)",
+                              id, (unsigned long long)g->max_bytes,
+                              (unsigned long long)store_bytes(g));
+    return hbg_graph_fail(g, rc, "task %u: out of host memory building the graph", id);
+}
+
 /* The slow half of a submit's room check: grow what is short. */
 static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
 {
     sp_host_scratch *st = g->store;
     int rc;
-    if ((rc = grow32(&st[HBG_STORE_TASKS], 0, (void **)&g->tasks, &g->task_cap, g->task_count, 1,
+    if ((rc = grow32(g, &st[HBG_STORE_TASKS], 0, (void **)&g->tasks, &g->task_cap, g->task_count, 1,
                      sizeof *g->tasks)) ||
-        (rc = grow(&st[HBG_STORE_ARGS], (void **)&g->args, &g->arg_cap, g->arg_count, nargs,
+        (rc = grow(g, &st[HBG_STORE_ARGS], (void **)&g->args, &g->arg_cap, g->arg_count, nargs,
                    sizeof *g->args)) ||
-        (rc = grow32(&st[HBG_STORE_IMAGE], HBG_IMAGE_TENSORS_OFF, (void **)&g->tensors,
+        (rc = grow32(g, &st[HBG_STORE_IMAGE], HBG_IMAGE_TENSORS_OFF, (void **)&g->tensors,
                      &g->tensor_cap, g->tensor_count, ntensors, sizeof *g->tensors)))
         return rc;
     return map_reserve(g, ntensors);
@@ -220,8 +258,10 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     if (g->error)
         return g->error;
     uint32_t id = g->task_count;
-    if (id >= HBG_MAX_TASKS)
-        return hbg_graph_fail(g, SP_EGRAPH_LIMIT, "graph exceeds %u tasks", HBG_MAX_TASKS);
+    if (id >= g->max_tasks)
+        return hbg_graph_fail(g, SP_EGRAPH_LIMIT,
+                              "task %u: the graph exceeds %u tasks (sp_call_config.graph_tasks)",
+                              id, g->max_tasks);
     int32_t kernel[3];
     int rc = sp_task_validate(&g->check, id, t, kernel);
     if (rc)
@@ -231,7 +271,7 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     if ((id >= g->task_cap || g->arg_count + nargs > g->arg_cap ||
          g->tensor_count + ntensors > g->tensor_cap || g->map.capacity - g->map.used < ntensors) &&
         (rc = reserve_task(g, nargs, ntensors)) != SP_OK)
-        return hbg_graph_fail(g, rc, "task %u: out of host memory building the graph", id);
+        return grow_fail(g, rc, id);
 
     sp_dep_list *deps = &g->scratch;
     deps->count = 0;
@@ -270,9 +310,9 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         g->map_peak = g->map.used;
     const uint32_t ndeps = deps->count;
     if (g->dep_count + ndeps > g->dep_cap &&
-        (rc = grow(&g->store[HBG_STORE_DEPS], (void **)&g->deps, &g->dep_cap, g->dep_count, ndeps,
-                   sizeof *g->deps)) != SP_OK)
-        return hbg_graph_fail(g, rc, "task %u: out of host memory building the graph", id);
+        (rc = grow(g, &g->store[HBG_STORE_DEPS], (void **)&g->deps, &g->dep_cap, g->dep_count,
+                   ndeps, sizeof *g->deps)) != SP_OK)
+        return grow_fail(g, rc, id);
     hbg_dep *out = &g->deps[g->dep_count];
     for (uint32_t i = 0; i < ndeps; i++) {
         uint32_t p = (uint32_t)deps->producer[i];
@@ -440,7 +480,7 @@ static void op_fatal(sp_orch *o, int status, const char *msg)
     hbg_graph *g = (hbg_graph *)o;
     if (refuse_foreign(g, "fatal"))
         return;
-    hbg_graph_fail(g, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
+    hbg_graph_fail(g, sp_orch_fatal_status(status), "orchestration fatal: %s",
                    msg ? msg : "(no message)");
 }
 
@@ -495,6 +535,10 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
     /* The arrays start where the last build left them: same capacity, warm. */
     g->store = store ? store : g->own_store;
     sp_host_scratch *st = g->store;
+    g->max_tasks = SP_DEFAULT_GRAPH_TASKS;
+    g->max_bytes = SP_DEFAULT_GRAPH_BYTES;
+    for (int b = 0; b < HBG_STORE_BUFFERS; b++)
+        g->start_cap[b] = st[b].cap;
     g->tasks = st[HBG_STORE_TASKS].ptr;
     g->task_cap = (uint32_t)(st[HBG_STORE_TASKS].cap / sizeof *g->tasks);
     g->deps = st[HBG_STORE_DEPS].ptr;
@@ -513,6 +557,34 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
     while (state && entries < state->map_entries && entries < (1u << 30))
         entries *= 2;
     return map_in_store(&st[HBG_STORE_MAP], &g->map, entries);
+}
+
+void hbg_graph_set_limits(hbg_graph *g, uint32_t max_tasks, uint64_t max_bytes)
+{
+    if (max_tasks)
+        g->max_tasks = max_tasks < HBG_MAX_TASKS ? max_tasks : HBG_MAX_TASKS;
+    if (max_bytes)
+        g->max_bytes = max_bytes;
+}
+
+void hbg_graph_give_back(hbg_graph *g)
+{
+    sp_host_scratch *st = g->store;
+    if (!st)
+        return;
+    for (int b = 0; b < HBG_STORE_BUFFERS; b++)
+        if (b != HBG_STORE_STATE && st[b].cap > g->start_cap[b]) {
+            free(st[b].ptr);
+            st[b] = (sp_host_scratch){0};
+        }
+    /* The map's size is not remembered either: the next build starts at
+     * what the last good one needed. */
+    g->map.capacity = 0;
+#ifdef __GLIBC__
+    /* glibc keeps freed chunks below its (adaptive) mmap threshold in the
+     * heap; hand their pages back to the system as well. Failed runs only. */
+    malloc_trim(0);
+#endif
 }
 
 void hbg_graph_free(hbg_graph *g)

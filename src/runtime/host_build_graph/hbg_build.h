@@ -107,6 +107,13 @@ typedef struct hbg_graph {
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;
 
+    /* The graph limit (sp_call_config.graph_tasks / graph_bytes), and the
+     * store's capacities when the build began: a failed build gives back
+     * what it grew (hbg_graph_give_back). */
+    uint32_t max_tasks;
+    uint64_t max_bytes;
+    size_t start_cap[HBG_STORE_BUFFERS];
+
     int error;
     char message[256];
     char check_msg[256]; /* sp_task_validate's reason */
@@ -125,6 +132,11 @@ typedef struct hbg_graph {
 int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callable *lc,
                    uint64_t heap_base, uint64_t heap_bytes, const hbg_buffer *buffers,
                    uint32_t buffer_count, sp_host_scratch *store);
+/* The run's graph limit; 0 keeps a default (SP_DEFAULT_GRAPH_TASKS / _BYTES). */
+void hbg_graph_set_limits(hbg_graph *g, uint32_t max_tasks, uint64_t max_bytes);
+/* After a failed build: free every store buffer the build grew, so a
+ * runaway graph does not keep its memory until the context goes. */
+void hbg_graph_give_back(hbg_graph *g);
 /* Done with the graph: the store keeps its buffers (the graph's own are freed). */
 void hbg_graph_free(hbg_graph *g);
 /* Record the first error (later ones are dropped); returns `status`. */

@@ -76,6 +76,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         return rc;
     }
     g->redzones = r->check;
+    hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
     uint64_t(*ph)[2] = r->trace.phase_ns;
     sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
@@ -172,6 +173,8 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
      * and hbg_graph_free below must then free nothing. */
     memset(&g, 0, sizeof g);
     rc = build_and_upload(r, p, &g);
+    if (rc) /* a runaway graph must not keep its memory until the context goes */
+        hbg_graph_give_back(&g);
     hbg_graph_free(&g);
     /* The orchestration is done with control tensors: drop the host-maps. */
     sp_staging_unmap(&r->staging, p->api);

@@ -9,8 +9,13 @@
 
 #include "platform/device.h"
 
+/* How long a launch waits for the device while another context's launch
+ * runs on it, before it is refused (SP_EBUSY). */
+#define SP_DEVICE_RUN_BUSY_WAIT_NS (600ull * 1000000000ull)
+
 typedef struct sp_device_run {
     sp_device *dev;
+    sp_launch_record rec; /* this launch's outcome, whatever launches next */
     uint64_t launch_ns;
     uint64_t device_ns;
     int launched;
@@ -18,7 +23,9 @@ typedef struct sp_device_run {
     int result;
 } sp_device_run;
 
-/* Launch `fn` on `threads` AICPU threads. 0, or a status (nothing started). */
+/* Launch `fn` on `threads` AICPU threads, first waiting (up to
+ * SP_DEVICE_RUN_BUSY_WAIT_NS) for a launch of another context on the same
+ * device to end. 0, or a status (nothing started). */
 int sp_device_run_launch(sp_device_run *d, sp_device_main fn, void *dev_ctx, uint32_t threads,
                          char *err, size_t err_len);
 /* SP_RUN_COMPLETE, SP_RUN_NOT_READY, or the device side's failure status. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/fault.h"
+#include "common/log.h"
 #include "simpler/status.h"
 
 bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
@@ -45,14 +46,22 @@ int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *l
 
 uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
 {
+    /* Past the longest timeout a deadline (start + timeout) could overflow:
+     * a larger one means "never", which it is clamped to. */
     if (config_timeout_us)
-        return config_timeout_us * 1000ull;
+        return config_timeout_us < SP_MAX_KERNEL_TIMEOUT_NS / 1000ull ? config_timeout_us * 1000ull
+                                                                      : SP_MAX_KERNEL_TIMEOUT_NS;
     const char *env = getenv("SIMPLER_KERNEL_TIMEOUT_MS");
     if (env && *env) {
+        /* Digits only: strtoull would take "-1" as 2^64 - 1, whose product
+         * wraps to a deadline that has already passed. */
         char *end;
-        unsigned long long ms = strtoull(env, &end, 10);
-        if (!*end && ms > 0)
+        unsigned long long ms = env[0] >= '0' && env[0] <= '9' ? strtoull(env, &end, 10) : 0;
+        if (ms > 0 && ms <= SP_MAX_KERNEL_TIMEOUT_MS && !*end)
             return ms * 1000000ull;
+        SP_WARN("ignoring SIMPLER_KERNEL_TIMEOUT_MS='%s' (want 1..%llu ms); using %llu ms", env,
+                (unsigned long long)SP_MAX_KERNEL_TIMEOUT_MS,
+                (unsigned long long)(SP_DEFAULT_KERNEL_TIMEOUT_NS / 1000000ull));
     }
     return SP_DEFAULT_KERNEL_TIMEOUT_NS;
 }

@@ -30,8 +30,12 @@ bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int
  * the kernel (func_id, entry), the core and the signal or run time. */
 int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *lc, char *msg,
                            size_t len);
-/* The per-task timeout of a run: the config's timeout_us, else
- * SIMPLER_KERNEL_TIMEOUT_MS, else 30 s. */
+/* The per-task timeout of a run: the config's timeout_us (clamped to
+ * SP_MAX_KERNEL_TIMEOUT_NS), else SIMPLER_KERNEL_TIMEOUT_MS if it is a
+ * number of ms in 1..SP_MAX_KERNEL_TIMEOUT_MS (anything else is ignored
+ * with a warning), else 30 s. */
+#define SP_MAX_KERNEL_TIMEOUT_MS (7ull * 24 * 3600 * 1000) /* a week */
+#define SP_MAX_KERNEL_TIMEOUT_NS (SP_MAX_KERNEL_TIMEOUT_MS * 1000000ull)
 uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us);
 
 #endif

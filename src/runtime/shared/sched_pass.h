@@ -76,12 +76,16 @@ typedef struct sp_sched {
      * checks timeouts (idle, or every 1024 passes), so dispatch costs no
      * clock read. Per core: when its oldest unfinished payload became the
      * oldest (it starts then, or as soon as the core gets the CPU), and
-     * whether that one was interrupted already. */
+     * whether that one was interrupted already (true) or is past its wall
+     * time and watched by its core's CPU time (SP_SCHED_CPU_WATCH, from
+     * cpu_at, rechecked at cpu_check: sp_sched_cpu_short). */
     uint64_t timeout_ns;
     uint64_t now;
     uint32_t passes;
     uint64_t started[3 * SP_SCHED_MAX_CLUSTERS];
-    bool interrupted[3 * SP_SCHED_MAX_CLUSTERS];
+    uint8_t interrupted[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t cpu_at[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t cpu_check[3 * SP_SCHED_MAX_CLUSTERS];
 } sp_sched;
 
 static inline uint32_t sp_sched_next_ticket(uint32_t t)
@@ -185,6 +189,42 @@ static inline bool sp_sched_pop(const sp_sched_hooks *h, void *rt, int q, uint64
     return false;
 }
 
+#define SP_SCHED_CPU_WATCH 2
+/* A kernel blocked in the OS uses no CPU: past this many timeouts of wall
+ * time it is stopped whatever its CPU time. */
+#define SP_SCHED_WALL_CAP 16
+
+/* Core k's oldest kernel has run the timeout in wall-clock time: true
+ * (with *expiry, when to look again) while its core thread has not yet had
+ * the timeout in CPU time since then, so a kernel that was only waiting
+ * for a CPU (other processes, on a loaded machine) is not stopped for it.
+ * A kernel is stopped after its first timeout of wall time plus a timeout
+ * of its core's CPU time, or at SP_SCHED_WALL_CAP timeouts of wall time.
+ * Only kernels already past the timeout get here: a healthy kernel pays
+ * nothing, and a slow one one CPU-clock read per check. */
+static inline bool sp_sched_cpu_short(sp_sched *s, uint32_t k, uint64_t *expiry)
+{
+    const uint64_t t = s->timeout_ns;
+    uint64_t cap = t <= UINT64_MAX / (2 * SP_SCHED_WALL_CAP) ? s->started[k] + SP_SCHED_WALL_CAP * t
+                                                             : UINT64_MAX;
+    if (s->now >= cap)
+        return false;
+    uint64_t cpu = sp_chip_core_cpu_ns(s->chip, k);
+    if (!cpu)
+        return false; /* no CPU clock for this core: wall-clock only */
+    if (s->interrupted[k] != SP_SCHED_CPU_WATCH) {
+        s->interrupted[k] = SP_SCHED_CPU_WATCH;
+        s->cpu_at[k] = cpu;
+    }
+    uint64_t used = cpu - s->cpu_at[k];
+    if (used >= t)
+        return false;
+    /* It needs at least the CPU time it lacks, in wall time too. */
+    uint64_t again = s->now + (t - used);
+    s->cpu_check[k] = *expiry = again < cap ? again : cap;
+    return true;
+}
+
 /* Interrupt kernels that ran past the timeout. Returns the earliest time
  * (sp_now_ns) another one could expire, or 0 if nothing can. */
 static inline uint64_t sp_sched_timeouts(sp_sched *s)
@@ -198,10 +238,12 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
         uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
         for (int l = 0; l < 3; l++) {
             uint32_t k = cores[l];
-            if (!sp_sched_inflight(s, k) || s->interrupted[k])
+            if (!sp_sched_inflight(s, k) || s->interrupted[k] == true)
                 continue;
-            uint64_t expiry = s->started[k] + s->timeout_ns;
-            if (s->now >= expiry) {
+            uint64_t expiry = s->interrupted[k] == SP_SCHED_CPU_WATCH
+                                  ? s->cpu_check[k]
+                                  : s->started[k] + s->timeout_ns;
+            if (s->now >= expiry && !sp_sched_cpu_short(s, k, &expiry)) {
                 s->interrupted[k] = true;
                 sp_chip_core_interrupt(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
             } else if (!next || expiry < next) {

@@ -15,6 +15,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "common/wait.h"
+#include "runtime/shared/orch_fatal.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
 #include "runtime/tensormap_ringbuffer/tmr_queue.h"
 #include "simpler/status.h"
@@ -603,7 +604,7 @@ static void op_fatal(sp_orch *so, int status, const char *msg)
 {
     if (refuse_foreign((tmr_orch *)so, "fatal"))
         return;
-    orch_fail((tmr_orch *)so, status < 0 ? status : SP_EORCH_FATAL, "orchestration fatal: %s",
+    orch_fail((tmr_orch *)so, sp_orch_fatal_status(status), "orchestration fatal: %s",
               msg ? msg : "(no message)");
 }
 
