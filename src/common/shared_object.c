@@ -1,8 +1,8 @@
-/* Shared objects from bytes: memfd + dlopen("/proc/self/fd/N"). Each load is
- * its own copy (own statics): the loader tells objects apart by file
- * identity and every memfd is a new file. The memfd is closed once dlopen
- * returns: the mappings keep the pages, so a callable of 1024 kernels holds
- * no descriptor for them. */
+/* Shared objects from bytes: memfd + dlopen of its /proc/self/fd path. Each
+ * load is its own copy (own statics): every memfd is a new file under a path
+ * no other loaded object has. The memfd is closed once dlopen returns: the
+ * mappings keep the pages, so a callable of 1024 kernels holds no
+ * descriptor for them. */
 
 #include "common/shared_object.h"
 
@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/elf_check.h"
@@ -38,6 +40,21 @@ static int write_all(int fd, const void *bytes, size_t size)
         size -= (size_t)n;
     }
     return 0;
+}
+
+/* The dynamic loader knows objects by their path string first: once the
+ * memfd is closed and its number reused, "/proc/self/fd/N" would name the
+ * object already loaded from it, and dlopen would hand that one back. So
+ * the path carries the memfd's inode number (unique among live files, and
+ * the mapping keeps the file alive after the close), one bit per detour
+ * "/fd/.." or "/fd/./..", each of which resolves back to /proc/self. */
+#define UNIQUE_PATH_BYTES (16 + 64 * 8 + 24)
+static void unique_path(char *path, int fd, uint64_t ino)
+{
+    char *p = path + sprintf(path, "/proc/self");
+    for (int bit = 0; bit < 64; bit++)
+        p += sprintf(p, (ino >> bit) & 1 ? "/fd/./.." : "/fd/..");
+    sprintf(p, "/fd/%d", fd);
 }
 
 int sp_shared_object_open(const void *bytes, size_t size, sp_shared_object **out, char *err,
@@ -70,8 +87,15 @@ int sp_shared_object_open(const void *bytes, size_t size, sp_shared_object **out
         free(so);
         return SP_ESYS;
     }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    char path[UNIQUE_PATH_BYTES];
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, err_len, "fstat of a memfd failed: %s", strerror(errno));
+        close(fd);
+        free(so);
+        return SP_ESYS;
+    }
+    unique_path(path, fd, (uint64_t)st.st_ino);
     so->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!so->handle) {
         const char *dl = dlerror();
