@@ -136,8 +136,8 @@ static int show(const char *path)
             return 1;
         }
     }
-    printf("%s: callable version %" PRIu32 ", %zu bytes, %" PRIu32 " kernel%s, checksum 0x%08" PRIx32
-           " (CRC32C, verified)\n",
+    printf("%s: callable version %" PRIu32 ", %zu bytes, %" PRIu32
+           " kernel%s, checksum 0x%08" PRIx32 " (CRC32C, verified)\n",
            path, h->version, size, h->kernel_count, h->kernel_count == 1 ? "" : "s", h->checksum);
     printf("orchestration: entry %s, config %s, %" PRIu64 " bytes at offset %" PRIu64 "\n",
            v.orch_entry, v.orch_config ? v.orch_config : "(none)", h->orch.size, h->orch.offset);

@@ -60,8 +60,8 @@ static int check_ehdr(elf *e, const Elf64_Ehdr *h)
     if (memcmp(h->e_ident, ELFMAG, SELFMAG) != 0)
         return bad(e, "not an ELF file (no \\177ELF magic)");
     if (h->e_ident[EI_CLASS] != ELFCLASS64 || h->e_ident[EI_DATA] != ELFDATA2LSB)
-        return bad(e, "ELF class %u / data %u: expected 64-bit little-endian",
-                   h->e_ident[EI_CLASS], h->e_ident[EI_DATA]);
+        return bad(e, "ELF class %u / data %u: expected 64-bit little-endian", h->e_ident[EI_CLASS],
+                   h->e_ident[EI_DATA]);
     if (h->e_ident[EI_VERSION] != EV_CURRENT || h->e_version != EV_CURRENT)
         return bad(e, "ELF version %u/%" PRIu32 ", expected 1", h->e_ident[EI_VERSION],
                    h->e_version);
@@ -70,13 +70,14 @@ static int check_ehdr(elf *e, const Elf64_Ehdr *h)
     if (HOST_MACHINE != EM_NONE && h->e_machine != HOST_MACHINE)
         return bad(e, "ELF machine %u is not this host's (%u)", h->e_machine, HOST_MACHINE);
     if (h->e_ehsize != sizeof(Elf64_Ehdr) || h->e_phentsize != sizeof(Elf64_Phdr))
-        return bad(e, "ELF header size %u / program header size %u, expected 64 / 56",
-                   h->e_ehsize, h->e_phentsize);
+        return bad(e, "ELF header size %u / program header size %u, expected 64 / 56", h->e_ehsize,
+                   h->e_phentsize);
     if (h->e_phnum == 0 || h->e_phnum > MAX_PHDRS)
         return bad(e, "%u program headers (expected 1..%u)", h->e_phnum, MAX_PHDRS);
     if (h->e_phoff % 8 || !inside(h->e_phoff, (uint64_t)h->e_phnum * sizeof(Elf64_Phdr), e->size))
-        return bad(e, "program header table (offset %" PRIu64 ", %u entries) lies outside the "
-                      "%zu-byte file (truncated?)",
+        return bad(e,
+                   "program header table (offset %" PRIu64 ", %u entries) lies outside the "
+                   "%zu-byte file (truncated?)",
                    h->e_phoff, h->e_phnum, e->size);
     e->ph = (const Elf64_Phdr *)(e->b + h->e_phoff);
     e->phnum = h->e_phnum;
@@ -93,8 +94,9 @@ static int check_sections(elf *e, const Elf64_Ehdr *h)
         return bad(e, "section header size %u / count %u (expected 64 / at least 1)",
                    h->e_shentsize, h->e_shnum);
     if (h->e_shoff % 8 || !inside(h->e_shoff, (uint64_t)h->e_shnum * sizeof(Elf64_Shdr), e->size))
-        return bad(e, "section table (offset %" PRIu64 ", %u entries) lies outside the %zu-byte "
-                      "file (truncated?)",
+        return bad(e,
+                   "section table (offset %" PRIu64 ", %u entries) lies outside the %zu-byte "
+                   "file (truncated?)",
                    h->e_shoff, h->e_shnum, e->size);
     if (h->e_shstrndx != SHN_UNDEF && h->e_shstrndx >= h->e_shnum)
         return bad(e, "section name table index %u is not below the %u sections", h->e_shstrndx,
@@ -104,8 +106,9 @@ static int check_sections(elf *e, const Elf64_Ehdr *h)
         if (sh[i].sh_type == SHT_NULL || sh[i].sh_type == SHT_NOBITS)
             continue;
         if (!inside(sh[i].sh_offset, sh[i].sh_size, e->size))
-            return bad(e, "section %u (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside the "
-                          "%zu-byte file (truncated?)",
+            return bad(e,
+                       "section %u (offset %" PRIu64 ", %" PRIu64 " bytes) lies outside the "
+                       "%zu-byte file (truncated?)",
                        i, sh[i].sh_offset, sh[i].sh_size, e->size);
     }
     return SP_OK;
@@ -123,24 +126,28 @@ static int check_loads(elf *e)
             continue;
         const char *what = p->p_type == PT_LOAD ? "PT_LOAD" : "PT_DYNAMIC";
         if (!inside(p->p_offset, p->p_filesz, e->size))
-            return bad(e, "program header %u (%s: offset %" PRIu64 ", %" PRIu64 " bytes) runs past "
-                          "the end of the %zu-byte file (truncated?)",
+            return bad(e,
+                       "program header %u (%s: offset %" PRIu64 ", %" PRIu64 " bytes) runs past "
+                       "the end of the %zu-byte file (truncated?)",
                        i, what, p->p_offset, p->p_filesz, e->size);
         if (p->p_filesz > p->p_memsz || p->p_memsz > MAX_SEGMENT_BYTES ||
             !inside(p->p_vaddr, p->p_memsz, MAX_VADDR))
-            return bad(e, "program header %u (%s): %" PRIu64 " bytes in the file, %" PRIu64
-                          " in memory at 0x%" PRIx64 " is not a sane segment",
+            return bad(e,
+                       "program header %u (%s): %" PRIu64 " bytes in the file, %" PRIu64
+                       " in memory at 0x%" PRIx64 " is not a sane segment",
                        i, what, p->p_filesz, p->p_memsz, p->p_vaddr);
         if (p->p_type != PT_LOAD)
             continue;
         if (p->p_align > 1 &&
             ((p->p_align & (p->p_align - 1)) || (p->p_vaddr - p->p_offset) % p->p_align))
-            return bad(e, "program header %u (PT_LOAD): alignment %" PRIu64 " is not a power of "
-                          "two that offset and address agree on",
+            return bad(e,
+                       "program header %u (PT_LOAD): alignment %" PRIu64 " is not a power of "
+                       "two that offset and address agree on",
                        i, p->p_align);
         if (loads && p->p_vaddr < last_end)
-            return bad(e, "program header %u (PT_LOAD at 0x%" PRIx64 ") is out of order or "
-                          "overlaps the one before",
+            return bad(e,
+                       "program header %u (PT_LOAD at 0x%" PRIx64 ") is out of order or "
+                       "overlaps the one before",
                        i, p->p_vaddr);
         last_end = p->p_vaddr + p->p_memsz;
         loads++;
@@ -201,10 +208,10 @@ static int check_dynamic(elf *e)
             d = &e->ph[i];
     /* The loader reads the dynamic array at its address, not its offset. */
     uint64_t off;
-    if (d->p_filesz < sizeof(Elf64_Dyn) || !file_range(e, d->p_vaddr, d->p_filesz, &off) ||
-        off % 8)
-        return bad(e, "the dynamic section (0x%" PRIx64 ", %" PRIu64 " bytes) is not inside a "
-                      "loaded part of the file",
+    if (d->p_filesz < sizeof(Elf64_Dyn) || !file_range(e, d->p_vaddr, d->p_filesz, &off) || off % 8)
+        return bad(e,
+                   "the dynamic section (0x%" PRIx64 ", %" PRIu64 " bytes) is not inside a "
+                   "loaded part of the file",
                    d->p_vaddr, d->p_filesz);
     const Elf64_Dyn *dyn = (const Elf64_Dyn *)(e->b + off);
     size_t n = d->p_filesz / sizeof *dyn;
@@ -222,8 +229,9 @@ static int check_dynamic(elf *e)
         if ((tag == DT_RELAENT && v != sizeof(Elf64_Rela)) ||
             (tag == DT_RELENT && v != sizeof(Elf64_Rel)) ||
             (tag == DT_SYMENT && v != sizeof(Elf64_Sym)))
-            return bad(e, "dynamic entry %zu: entry size %" PRIu64 " for tag %" PRId64
-                          " is not the ELF64 one",
+            return bad(e,
+                       "dynamic entry %zu: entry size %" PRIu64 " for tag %" PRId64
+                       " is not the ELF64 one",
                        i, v, tag);
         for (size_t t = 0; t < N_ADDRESS_TAGS; t++) {
             if (tag == address_tags[t].tag) {
@@ -243,8 +251,9 @@ static int check_dynamic(elf *e)
     for (size_t t = 0; t < N_ADDRESS_TAGS; t++) {
         uint64_t at;
         if (seen[t] && !file_range(e, value[t], size_of[t] ? size_of[t] : 1, &at))
-            return bad(e, "%s (0x%" PRIx64 ", %" PRIu64 " bytes) is not inside a loaded part of "
-                          "the file",
+            return bad(e,
+                       "%s (0x%" PRIx64 ", %" PRIu64 " bytes) is not inside a loaded part of "
+                       "the file",
                        address_tags[t].name, value[t], size_of[t]);
     }
     /* Names the loader reads from the string table. */
@@ -252,8 +261,9 @@ static int check_dynamic(elf *e)
         int64_t tag = dyn[i].d_tag;
         if ((tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH) &&
             dyn[i].d_un.d_val >= strsz)
-            return bad(e, "dynamic entry %zu names string %" PRIu64 ", past the %" PRIu64
-                          "-byte string table",
+            return bad(e,
+                       "dynamic entry %zu names string %" PRIu64 ", past the %" PRIu64
+                       "-byte string table",
                        i, dyn[i].d_un.d_val, strsz);
     }
     return SP_OK;

@@ -132,7 +132,8 @@ static void parse(const char *buf, size_t n, sp_load_probe_verdict *v, int *done
                 size_t avail = n - i - 1 - sizeof st - sizeof len;
                 if (len > avail)
                     len = (uint16_t)avail;
-                snprintf(v->why, sizeof v->why, "%.*s", (int)len, buf + i + 1 + sizeof st + sizeof len);
+                snprintf(v->why, sizeof v->why, "%.*s", (int)len,
+                         buf + i + 1 + sizeof st + sizeof len);
             }
             v->kind = SP_PROBE_REFUSED;
             v->status = st ? st : SP_EKERNEL_LOAD;

@@ -106,8 +106,7 @@ static int reg_in_child(const uint8_t *blob, size_t size, char *msg, size_t len)
         char text[512];
         int rc = reg(7, blob, size, text, sizeof text);
         int32_t st = rc;
-        if (write(fds[1], &st, sizeof st) != sizeof st ||
-            write(fds[1], text, strlen(text) + 1) < 0)
+        if (write(fds[1], &st, sizeof st) != sizeof st || write(fds[1], text, strlen(text) + 1) < 0)
             _exit(2);
         _exit(0);
     }
@@ -389,8 +388,8 @@ Test(register, a_1024_kernel_callable_holds_no_descriptor_per_kernel, .timeout =
     int rc = m.simpler_register_callable(ctx, 1, blob, size);
     cr_assert_eq(rc, SP_OK, "%s", m.simpler_last_error(ctx));
     int during = open_fds();
-    cr_assert_leq(during - before, 2, "%d descriptors held by a registered callable of 1024 kernels",
-                  during - before);
+    cr_assert_leq(during - before, 2,
+                  "%d descriptors held by a registered callable of 1024 kernels", during - before);
     cr_assert_eq(m.simpler_unregister_callable(ctx, 1), SP_OK);
 
     /* Under a low descriptor limit (a forked child, so the limit and the
@@ -416,9 +415,10 @@ Test(register, a_1024_kernel_callable_holds_no_descriptor_per_kernel, .timeout =
     int ws;
     cr_assert_eq(waitpid(pid, &ws, 0), pid);
     cr_assert(WIFEXITED(ws), "child killed by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-    cr_assert_eq(WEXITSTATUS(ws), 0,
-                 "10: setting up the limit failed, 11: registration failed under the low limit, 12: no "
-                 "SP_ESYS without descriptors, 13: its message lacks EMFILE's text");
+    cr_assert_eq(
+        WEXITSTATUS(ws), 0,
+        "10: setting up the limit failed, 11: registration failed under the low limit, 12: no "
+        "SP_ESYS without descriptors, 13: its message lacks EMFILE's text");
     free(blob);
 }
 

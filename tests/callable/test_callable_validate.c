@@ -339,7 +339,11 @@ Test(callable_validate, every_flipped_bit_is_refused, .timeout = 240)
     uint64_t rng = 0xb17f11b5ull;
     uint64_t flips = 0;
     for (uint64_t n = 0; n < 4096 * 8 + 20000; n++) {
-        uint64_t bit = n < 4096 * 8 ? n : 4096 * 8 + (rng = rng * 6364136223846793005ull + 1442695040888963407ull) % ((size - 4096) * 8);
+        uint64_t bit =
+            n < 4096 * 8
+                ? n
+                : 4096 * 8 + (rng = rng * 6364136223846793005ull + 1442695040888963407ull) %
+                                 ((size - 4096) * 8);
         blob[bit / 8] ^= (uint8_t)(1u << (bit % 8));
         int rc = sp_callable_validate(blob, size, NULL, err, sizeof err);
         cr_assert_eq(rc, SP_EBLOB, "bit %" PRIu64 " (byte %" PRIu64 ") flipped: %s", bit, bit / 8,

@@ -75,7 +75,8 @@ static void check_accepted(const uint8_t *blob, size_t size, const sp_callable_v
     const sp_callable_header *h = v->header;
     CHECK(v->base == blob && v->size == size && (const uint8_t *)h == blob);
     CHECK(h->magic == SP_CALLABLE_MAGIC && h->version == SP_CALLABLE_VERSION);
-    CHECK(h->header_bytes == sizeof *h && h->total_bytes == size && h->checksum == sp_callable_checksum(blob, size));
+    CHECK(h->header_bytes == sizeof *h && h->total_bytes == size &&
+          h->checksum == sp_callable_checksum(blob, size));
     CHECK(h->kernel_count <= SP_CALLABLE_MAX_KERNELS);
     uint64_t table_end = sizeof *h + (uint64_t)h->kernel_count * sizeof(sp_callable_kernel);
     CHECK(table_end <= size);

@@ -165,9 +165,8 @@ static int load_kernels(sp_device *dev, sp_loaded_callable *lc, char *err, size_
         rc = sp_kernel_binary_load(dev, lc->view.base + ck->binary.offset, ck->binary.size,
                                    k->entry, &k->binary);
         if (rc) {
-            snprintf(err, err_len,
-                     "callable %u: kernel func_id %d ('%s') failed to load: %s%s", lc->id,
-                     k->func_id, k->entry, sp_status_name(rc),
+            snprintf(err, err_len, "callable %u: kernel func_id %d ('%s') failed to load: %s%s",
+                     lc->id, k->func_id, k->entry, sp_status_name(rc),
                      rc == SP_EKERNEL_ENTRY ? " (the entry must be a function its own binary "
                                               "defines)"
                                             : "");
@@ -276,13 +275,15 @@ static int probe_binaries(sp_loaded_callable *lc, char *err, size_t err_len)
         snprintf(err, err_len, "callable %u: %s: %s", lc->id, name, v.why);
         return v.status;
     case SP_PROBE_SIGNAL:
-        snprintf(err, err_len, "callable %u: %s crashed with SIG%s %s (found by loading it in a "
-                               "child process first)",
+        snprintf(err, err_len,
+                 "callable %u: %s crashed with SIG%s %s (found by loading it in a "
+                 "child process first)",
                  lc->id, name, sigabbrev_np(v.code) ? sigabbrev_np(v.code) : "?", phase);
         return crash;
     case SP_PROBE_EXITED:
-        snprintf(err, err_len, "callable %u: %s ended the process with exit status %d %s (found "
-                               "by loading it in a child process first)",
+        snprintf(err, err_len,
+                 "callable %u: %s ended the process with exit status %d %s (found "
+                 "by loading it in a child process first)",
                  lc->id, name, v.code, phase);
         return crash;
     case SP_PROBE_STALLED:
@@ -290,8 +291,9 @@ static int probe_binaries(sp_loaded_callable *lc, char *err, size_t err_len)
                  lc->id, name, LOAD_PROBE_STALL_MS, phase);
         return crash;
     case SP_PROBE_THREAD:
-        snprintf(err, err_len, "callable %u: %s started a thread %s; a thread in a callable would "
-                               "outlive its unloading, so it is refused",
+        snprintf(err, err_len,
+                 "callable %u: %s started a thread %s; a thread in a callable would "
+                 "outlive its unloading, so it is refused",
                  lc->id, name, phase);
         return SP_EKERNEL_LOAD;
     default:

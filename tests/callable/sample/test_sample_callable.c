@@ -163,8 +163,8 @@ Test(sample_callable, cli_pack_refuses_a_truncated_shared_object)
                          out, sizeof out);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert_not_null(strstr(out, "SP_EKERNEL_LOAD"), "%s", out);
-    cr_assert_not_null(strstr(out, "orchestration binary is not a well-formed shared object"),
-                       "%s", out);
+    cr_assert_not_null(strstr(out, "orchestration binary is not a well-formed shared object"), "%s",
+                       out);
     cr_assert_not_null(strstr(out, "truncated"), "%s", out);
     FILE *f = fopen(SP_SAMPLE_WORK_DIR "/cut.spc", "rb");
     cr_assert_null(f, "a refused pack leaves no blob");
