@@ -256,7 +256,11 @@ Test(register, constructors_and_destructors_that_fail_are_named)
     expect_named("ctor_segv", 0, SP_EORCH_CRASH, "SIGSEGV while it was loaded");
     expect_named("ctor_exit", 0, SP_EORCH_CRASH, "exit status 3");
     expect_named("ctor_abort", 0, SP_EORCH_CRASH, "SIGABRT");
+#ifndef SP_TEST_UNDER_TSAN
+    /* TSan ends a forked child that starts a thread before the probe can
+     * count it (exit status 66), so there the verdict is an exit. */
     expect_named("ctor_thread", 0, SP_EKERNEL_LOAD, "started a thread");
+#endif
     expect_named("dtor_segv", 0, SP_EORCH_CRASH, "SIGSEGV while it was unloaded");
     expect_named("ctor_segv", 1, SP_EKERNEL_LOAD, "kernel func_id 0");
     expect_named("ctor_abort", 1, SP_EKERNEL_LOAD, "SIGABRT");
