@@ -50,6 +50,16 @@ static uint8_t *read_all(const char *path, size_t *size)
     return b;
 }
 
+/* At exit, so the device's threads are gone before LeakSanitizer stops the
+ * world to scan it (it faults on the sim's live thread state otherwise). */
+static void teardown(void)
+{
+    m.simpler_destroy_device_context(ctx);
+    sp_module_close(&m);
+    free(good_orch);
+    free(good_kernel);
+}
+
 static void init_once(void)
 {
     if (ctx)
@@ -62,6 +72,7 @@ static void init_once(void)
     CHECK(m.simpler_init(ctx, 0, &prewarm) == SP_OK);
     good_orch = read_all(SP_TEST_KERNEL_DIR "/orch_noop.so", &good_orch_size);
     good_kernel = read_all(SP_TEST_KERNEL_DIR "/callable_kernels.so", &good_kernel_size);
+    atexit(teardown);
 }
 
 static size_t align64(size_t n)

@@ -101,12 +101,13 @@ SP_ORCH_CONFIG(fault_load_config_segv_in_parent)
         segfault();
 }
 
-/* A write far past the struct (64 KiB): the guard page, not the canary. */
+/* A write a page past the struct: registration puts it half a page into
+ * its scratch page, so this lands in the inaccessible page after it. */
 SP_ORCH_CONFIG(fault_load_config_far_in_parent)
 {
     cfg->abi_version = SP_ORCH_ABI_VERSION;
     if (in_parent())
-        ((volatile char *)cfg)[65536] = 1;
+        ((volatile char *)cfg)[sysconf(_SC_PAGESIZE)] = 1;
 }
 
 SP_KERNEL(fault_load_kernel)
