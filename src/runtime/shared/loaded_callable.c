@@ -6,6 +6,7 @@
 #include "runtime/shared/loaded_callable.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,19 +51,42 @@ void sp_loaded_callable_unload(sp_device *dev, sp_loaded_callable *lc)
  * call), one further faults (caught by the guard). */
 #define CONFIG_CANARY 0xa5
 
-__attribute__((noinline)) static int call_config(sp_orch_config_fn fn, sp_orch_config *cfg)
+typedef struct config_call {
+    sp_orch_config_fn fn;
+    sp_orch_config *cfg;
+    int sig;
+} config_call;
+
+__attribute__((noinline)) static void *config_thread(void *arg)
 {
+    config_call *c = arg;
     if (sp_fault_install() != SP_OK) {
-        fn(cfg);
-        return 0;
+        c->fn(c->cfg);
+        return NULL;
     }
     sp_fault_guard g;
     if (SP_FAULT_TRY(&g)) {
-        fn(cfg);
+        c->fn(c->cfg);
         sp_fault_end(&g);
-        return 0;
+    } else {
+        c->sig = g.sig;
     }
-    return g.sig;
+    sp_fault_release();
+    return NULL;
+}
+
+/* On a thread of its own: the guard's alternate signal stack lives in the
+ * module's TLS, and the registering thread must not be left holding one
+ * (it would be lost when the module is unloaded). Returns the signal that
+ * ended the call, 0 if it returned, or -1 if no thread could be started. */
+static int call_config(sp_orch_config_fn fn, sp_orch_config *cfg)
+{
+    config_call c = {.fn = fn, .cfg = cfg, .sig = 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, config_thread, &c) != 0)
+        return -1;
+    pthread_join(t, NULL);
+    return c.sig;
 }
 
 static int run_config(sp_loaded_callable *lc, char *err, size_t err_len)
@@ -83,7 +107,11 @@ static int run_config(sp_loaded_callable *lc, char *err, size_t err_len)
     cfg->abi_version = SP_ORCH_ABI_VERSION;
     int sig = call_config(lc->orch_config, cfg);
     int rc = SP_OK;
-    if (sig) {
+    if (sig < 0) {
+        snprintf(err, err_len, "callable %u: cannot start a thread for the config function",
+                 lc->id);
+        rc = SP_ESYS;
+    } else if (sig) {
         snprintf(err, err_len, "callable %u: orchestration config '%s' crashed with %s", lc->id,
                  lc->view.orch_config, sp_fault_name(sig));
         rc = SP_EORCH_CRASH;
