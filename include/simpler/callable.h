@@ -10,7 +10,13 @@
  * inside the blob, be non-empty and not overlap each other or the
  * header/table; the builder starts each on a 64-byte boundary. String fields
  * are offsets into the string table of NUL-terminated strings; entry and
- * config names are C identifiers (1..255 chars). */
+ * config names are C identifiers (1..255 chars).
+ *
+ * Integrity: the header's `checksum` is the CRC32C of every byte of the blob
+ * except the checksum field itself (sp_callable_checksum), written by the
+ * builder and checked by the validator, so a blob with any bit flipped is
+ * SP_EBLOB, never a callable that runs with wrong code or fields. Version 2
+ * added it (version 1 had a zero `reserved` word there). */
 #ifndef SIMPLER_CALLABLE_H
 #define SIMPLER_CALLABLE_H
 
@@ -20,7 +26,7 @@
 #include "simpler/export.h"
 
 #define SP_CALLABLE_MAGIC 0x4c4c414352504d53ull /* "SMPRCALL" */
-#define SP_CALLABLE_VERSION 1u
+#define SP_CALLABLE_VERSION 2u
 #define SP_CALLABLE_MAX_KERNELS 1024u
 #define SP_CALLABLE_NO_STRING 0xffffffffu
 
@@ -37,12 +43,12 @@ typedef struct sp_callable_header {
     uint32_t kernel_count;
     uint32_t orch_entry;         /* string offset of the entry symbol */
     uint32_t orch_config;        /* string offset of the config symbol, or SP_CALLABLE_NO_STRING */
-    uint32_t reserved;           /* 0 */
+    uint32_t checksum;           /* CRC32C of the blob, this field excluded */
     sp_callable_section orch;    /* orchestration shared object */
     sp_callable_section strings; /* NUL-terminated strings */
 } sp_callable_header;
 
-_Static_assert(sizeof(sp_callable_header) == 72, "the v1 callable header is 72 bytes");
+_Static_assert(sizeof(sp_callable_header) == 72, "the v2 callable header is 72 bytes");
 
 /* Argument signature characters, one per kernel argument in order:
  * 'i' IN, 'o' OUT, 'x' INOUT, 'e' OUT_EXISTING, 'n' NO_DEP, 's' scalar.
@@ -55,7 +61,7 @@ typedef struct sp_callable_kernel {
     sp_callable_section binary; /* kernel shared object */
 } sp_callable_kernel;
 
-_Static_assert(sizeof(sp_callable_kernel) == 32, "a v1 kernel table entry is 32 bytes");
+_Static_assert(sizeof(sp_callable_kernel) == 32, "a v2 kernel table entry is 32 bytes");
 
 /* A validated blob, pointing into the caller's bytes. */
 typedef struct sp_callable_view {
@@ -72,6 +78,10 @@ typedef struct sp_callable_view {
  * 8-byte aligned `blob`) with the reason written to `err` (may be NULL). */
 SP_EXPORT int sp_callable_validate(const void *blob, size_t size, sp_callable_view *view, char *err,
                                    size_t err_len);
+/* CRC32C (Castagnoli) of the `size` bytes at `blob`, with the 4 bytes of
+ * the header's checksum field taken as absent; what the builder stores
+ * there. `size` below the header size: the CRC of all the bytes. */
+SP_EXPORT uint32_t sp_callable_checksum(const void *blob, size_t size);
 /* String at offset `off` of a validated blob's string table; NULL if out of range. */
 SP_EXPORT const char *sp_callable_string(const sp_callable_view *view, uint32_t off);
 /* Index of the kernel with `func_id` in a validated blob, or -1. Kernel
@@ -101,7 +111,10 @@ typedef struct sp_callable_spec {
 
 /* Pack `spec` into a new blob (*blob_out, free() it). Returns 0, or a status
  * (SP_EINVAL for a NULL or invalid field, SP_ESYS for an unreadable file,
- * SP_EBLOB for a duplicate func_id) with the reason in `err`. */
+ * SP_EBLOB for a duplicate func_id, SP_EKERNEL_LOAD for a binary that is not
+ * a well-formed ELF shared object for this machine: truncated, or a header,
+ * program header, dynamic section or section table that points outside it)
+ * with the reason in `err`. */
 SP_EXPORT int sp_callable_build(const sp_callable_spec *spec, void **blob_out, size_t *size_out,
                                 char *err, size_t err_len);
 

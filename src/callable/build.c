@@ -2,8 +2,9 @@
  * Layout: header | kernel table | orchestration | kernel binaries | strings,
  * every section starting on a 64-byte boundary (padding is zero), so a
  * loader may map or copy sections with aligned accesses. The spec is
- * checked with the same rules the validator applies, and the finished blob
- * is validated before it is handed out. */
+ * checked with the same rules the validator applies, the finished blob
+ * is validated before it is handed out, and every binary in it must pass
+ * the ELF structure check registration applies (common/elf_check.h). */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "callable/callable_internal.h"
+#include "common/elf_check.h"
 #include "simpler/callable.h"
 #include "simpler/status.h"
 
@@ -182,7 +184,7 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
         .orch_entry = put_string(table, &used, spec->orch_entry),
         .orch_config =
             spec->orch_config ? put_string(table, &used, spec->orch_config) : SP_CALLABLE_NO_STRING,
-        .reserved = 0,
+        .checksum = 0, /* set last, over the finished bytes */
         .orch = {bins[0].offset, bins[0].size},
         .strings = {strings_off, strings},
     };
@@ -201,6 +203,8 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
         memcpy(blob + bins[1 + i].offset, bins[1 + i].bytes, bins[1 + i].size);
     }
 
+    ((sp_callable_header *)blob)->checksum = sp_callable_checksum(blob, l.offset);
+
     /* The builder and the validator share rules, so this only fails on a
      * builder bug; checking keeps such a bug from reaching a device. */
     char why[256];
@@ -209,6 +213,22 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
         free(blob);
         return callable_fail(err, err_len, SP_EBLOB, "internal error: built blob is invalid: %s",
                              why);
+    }
+    /* Pack time is where a truncated or damaged binary is cheapest to
+     * name: the same check runs again at registration. */
+    for (uint32_t i = 0; i <= n; i++) {
+        rc = sp_elf_check(blob + bins[i].offset, bins[i].size, why, sizeof why);
+        if (rc) {
+            free(blob);
+            if (i == 0)
+                return callable_fail(err, err_len, rc,
+                                     "orchestration binary is not a well-formed shared object: %s",
+                                     why);
+            return callable_fail(err, err_len, rc,
+                                 "kernel func_id %" PRId32
+                                 " binary is not a well-formed shared object: %s",
+                                 spec->kernels[i - 1].func_id, why);
+        }
     }
     *blob_out = blob;
     *size_out = l.offset;

@@ -59,8 +59,14 @@ static int check_header(checker *c)
         return BAD(c,
                    "header says the blob is %" PRIu64 " bytes but it is %zu (truncated or padded)",
                    h->total_bytes, c->size);
-    if (h->reserved != 0)
-        return BAD(c, "reserved header field is 0x%" PRIx32 ", must be 0", h->reserved);
+    /* Before any other field is trusted: a corrupted blob is reported as
+     * corrupted, not by whatever its damaged fields happen to say. */
+    uint32_t sum = sp_callable_checksum(c->base, c->size);
+    if (h->checksum != sum)
+        return BAD(c,
+                   "checksum 0x%08" PRIx32 " does not match the contents (CRC32C 0x%08" PRIx32
+                   "): the blob is corrupted or was edited after packing",
+                   h->checksum, sum);
     if (h->kernel_count > SP_CALLABLE_MAX_KERNELS)
         return BAD(c, "kernel_count %" PRIu32 " exceeds the maximum %u", h->kernel_count,
                    SP_CALLABLE_MAX_KERNELS);

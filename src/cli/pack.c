@@ -1,5 +1,6 @@
 /* `simpler pack`: build a callable blob from an orchestration and kernel
- * shared objects, or (--show) validate one and print what it holds. */
+ * shared objects, or (--show) validate one (format, checksum and each
+ * binary's ELF structure) and print what it holds. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 
 #include "callable/callable_internal.h"
 #include "cli/commands.h"
+#include "common/elf_check.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"
@@ -117,8 +119,26 @@ static int show(const char *path)
         return 1;
     }
     const sp_callable_header *h = v.header;
-    printf("%s: callable version %" PRIu32 ", %zu bytes, %" PRIu32 " kernel%s\n", path, h->version,
-           size, h->kernel_count, h->kernel_count == 1 ? "" : "s");
+    /* The format is sound; the binaries must also be well-formed ELF, as
+     * registration requires, before --show calls the callable valid. */
+    for (uint32_t i = 0; i <= h->kernel_count; i++) {
+        const sp_callable_section *b = i == 0 ? &h->orch : &v.kernels[i - 1].binary;
+        rc = sp_elf_check(v.base + b->offset, b->size, err, sizeof err);
+        if (rc) {
+            if (i == 0)
+                fprintf(stderr, "simpler pack: %s: invalid (%s): orchestration binary: %s\n", path,
+                        sp_status_name(rc), err);
+            else
+                fprintf(stderr,
+                        "simpler pack: %s: invalid (%s): kernel func_id %" PRId32 " binary: %s\n",
+                        path, sp_status_name(rc), v.kernels[i - 1].func_id, err);
+            free(blob);
+            return 1;
+        }
+    }
+    printf("%s: callable version %" PRIu32 ", %zu bytes, %" PRIu32
+           " kernel%s, checksum 0x%08" PRIx32 " (CRC32C, verified)\n",
+           path, h->version, size, h->kernel_count, h->kernel_count == 1 ? "" : "s", h->checksum);
     printf("orchestration: entry %s, config %s, %" PRIu64 " bytes at offset %" PRIu64 "\n",
            v.orch_entry, v.orch_config ? v.orch_config : "(none)", h->orch.size, h->orch.offset);
     printf("strings: %" PRIu64 " bytes at offset %" PRIu64 "\n", h->strings.size,

@@ -4,6 +4,7 @@
 #define SP_TEST_CALLABLE_SUPPORT_H
 
 #include <criterion/criterion.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,47 @@ static inline void *read_whole(const char *path, size_t *size)
     return buf;
 }
 
-/* In-memory "binary" bytes: the format does not care what is inside. */
+/* In-memory "binary" bytes: a pattern behind the smallest ELF header the
+ * builder's structure check accepts (ET_DYN for this machine; one PT_LOAD
+ * over the whole file, a PT_DYNAMIC naming a string and symbol table at 0).
+ * It is not loadable; the format tests never load it. n >= FAKE_ELF_MIN. */
+#define FAKE_ELF_MIN 224u
 static inline void fill_pattern(uint8_t *p, size_t n, uint8_t seed)
 {
+    cr_assert_geq(n, FAKE_ELF_MIN);
     for (size_t i = 0; i < n; i++)
         p[i] = (uint8_t)(seed + i * 31u);
+    Elf64_Ehdr h = {
+        .e_ident = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT},
+        .e_type = ET_DYN,
+#if defined(__aarch64__)
+        .e_machine = EM_AARCH64,
+#else
+        .e_machine = EM_X86_64,
+#endif
+        .e_version = EV_CURRENT,
+        .e_phoff = sizeof(Elf64_Ehdr),
+        .e_ehsize = sizeof(Elf64_Ehdr),
+        .e_phentsize = sizeof(Elf64_Phdr),
+        .e_phnum = 2,
+    };
+    Elf64_Phdr ph[2] = {
+        {.p_type = PT_LOAD, .p_filesz = n, .p_memsz = n, .p_align = 4096},
+        {.p_type = PT_DYNAMIC, .p_offset = 176, .p_vaddr = 176, .p_filesz = 48, .p_memsz = 48},
+    };
+    Elf64_Dyn dyn[3] = {{.d_tag = DT_STRTAB}, {.d_tag = DT_SYMTAB}, {.d_tag = DT_NULL}};
+    memcpy(p, &h, sizeof h);
+    memcpy(p + sizeof h, ph, sizeof ph);
+    memcpy(p + 176, dyn, sizeof dyn);
+}
+
+/* Recompute the checksum after a test edited a field on purpose, so the
+ * validator reaches the check the test is about (a blob shorter than the
+ * header has no checksum field to set). */
+static inline void reseal(uint8_t *blob, size_t size)
+{
+    if (size >= sizeof(sp_callable_header))
+        ((sp_callable_header *)blob)->checksum = sp_callable_checksum(blob, size);
 }
 
 /* Every section and string a validated view reports lies inside the blob,

@@ -6,7 +6,7 @@
 
 #include "callable_test_support.h"
 
-static uint8_t bytes_a[300], bytes_b[64];
+static uint8_t bytes_a[300], bytes_b[FAKE_ELF_MIN];
 
 static sp_callable_kernel_spec kernel_specs[2];
 

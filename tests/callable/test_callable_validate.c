@@ -3,6 +3,7 @@
  * naming it; truncations and ~20000 seeded random mutations never crash and
  * never yield a view that points outside the blob. Every blob under test is
  * copied into an exact-size heap buffer so ASan catches any over-read. */
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "callable_test_support.h"
@@ -47,7 +48,7 @@ static uint8_t *good_blob(size_t *size)
 /* A small all-in-memory blob (about 1 KiB): mutations hit structure often. */
 static uint8_t *small_blob(size_t *size)
 {
-    static uint8_t orch[150], k0[100], k1[60];
+    static uint8_t orch[260], k0[240], k1[232];
     fill_pattern(orch, sizeof orch, 1);
     fill_pattern(k0, sizeof k0, 2);
     fill_pattern(k1, sizeof k1, 3);
@@ -101,10 +102,17 @@ static int validate_copy(const uint8_t *blob, size_t size, char *err, size_t err
     return rc;
 }
 
+/* The field edit under test is resealed (checksum recomputed), so the
+ * refusal comes from the check that field is about. */
 static void expect_bad(const uint8_t *blob, size_t size, const char *needle)
 {
     char err[512] = "";
-    int rc = validate_copy(blob, size, err, sizeof err);
+    uint8_t *sealed = malloc(size ? size : 1);
+    cr_assert_not_null(sealed);
+    memcpy(sealed, blob, size);
+    reseal(sealed, size);
+    int rc = validate_copy(sealed, size, err, sizeof err);
+    free(sealed);
     cr_assert_eq(rc, SP_EBLOB, "expected SP_EBLOB for '%s', got %s (%s)", needle,
                  sp_status_name(rc), err);
     cr_assert_not_null(strstr(err, needle), "error \"%s\" does not mention \"%s\"", err, needle);
@@ -128,7 +136,7 @@ Test(callable_validate, good_blob_round_trips_every_field)
     cr_assert_eq(h->header_bytes, sizeof(sp_callable_header));
     cr_assert_eq(h->total_bytes, size);
     cr_assert_eq(h->kernel_count, 3);
-    cr_assert_eq(h->reserved, 0);
+    cr_assert_eq(h->checksum, sp_callable_checksum(blob, size));
     cr_assert_str_eq(v.orch_entry, "orch_noop");
     cr_assert_str_eq(v.orch_config, "orch_noop_config");
     cr_assert_str_eq(sp_callable_string(&v, h->orch_entry), "orch_noop");
@@ -232,9 +240,12 @@ Test(callable_validate, truncation_with_a_matching_total_is_refused)
     char err[512];
     for (size_t len = sizeof(sp_callable_header); len < size; len++) {
         uint64_t total = hdr(blob)->total_bytes;
+        uint32_t sum = hdr(blob)->checksum;
         hdr(blob)->total_bytes = len;
+        reseal(blob, len); /* past the checksum, to the section checks */
         cr_assert_eq(validate_copy(blob, len, err, sizeof err), SP_EBLOB, "len %zu", len);
         hdr(blob)->total_bytes = total;
+        hdr(blob)->checksum = sum;
     }
     free(blob);
 }
@@ -261,8 +272,10 @@ Test(callable_validate, unknown_version)
 {
     size_t size;
     uint8_t *blob = small_blob(&size);
-    hdr(blob)->version = 2;
-    expect_bad(blob, size, "version 2 is not supported");
+    hdr(blob)->version = 1;
+    expect_bad(blob, size, "version 1 is not supported");
+    hdr(blob)->version = 3;
+    expect_bad(blob, size, "version 3 is not supported");
     hdr(blob)->version = 0;
     expect_bad(blob, size, "version 0 is not supported");
     free(blob);
@@ -293,12 +306,53 @@ Test(callable_validate, total_bytes_differs_from_size)
     free(blob);
 }
 
-Test(callable_validate, reserved_not_zero)
+Test(callable_validate, checksum_mismatch)
 {
     size_t size;
     uint8_t *blob = small_blob(&size);
-    hdr(blob)->reserved = 1;
-    expect_bad(blob, size, "reserved");
+    char err[512] = "";
+    hdr(blob)->checksum ^= 1;
+    cr_assert_eq(validate_copy(blob, size, err, sizeof err), SP_EBLOB);
+    cr_assert_not_null(strstr(err, "checksum"), "%s", err);
+    cr_assert_not_null(strstr(err, "corrupted"), "%s", err);
+    hdr(blob)->checksum ^= 1;
+    cr_assert_eq(validate_copy(blob, size, err, sizeof err), SP_OK, "%s", err);
+    /* The field itself is outside the sum: the builder's value is the sum of
+     * the other bytes. */
+    uint32_t stored = hdr(blob)->checksum;
+    hdr(blob)->checksum = 0;
+    cr_assert_eq(sp_callable_checksum(blob, size), stored);
+    free(blob);
+}
+
+/* Issue 12 item 3: 6 of 5000 random bit flips of a real blob used to
+ * register and run to SP_OK with wrong results. Every bit of the header,
+ * kernel table and the first 4 KiB, and 20000 seeded random bits of the
+ * rest (orchestration, kernels, strings, padding), flipped one at a time:
+ * each is SP_EBLOB, and the blob validates again once it is flipped back. */
+Test(callable_validate, every_flipped_bit_is_refused, .timeout = 240)
+{
+    size_t size;
+    uint8_t *blob = good_blob(&size);
+    char err[512];
+    cr_assert_gt(size, 4096u);
+    uint64_t rng = 0xb17f11b5ull;
+    uint64_t flips = 0;
+    for (uint64_t n = 0; n < 4096 * 8 + 20000; n++) {
+        uint64_t bit =
+            n < 4096 * 8
+                ? n
+                : 4096 * 8 + (rng = rng * 6364136223846793005ull + 1442695040888963407ull) %
+                                 ((size - 4096) * 8);
+        blob[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        int rc = sp_callable_validate(blob, size, NULL, err, sizeof err);
+        cr_assert_eq(rc, SP_EBLOB, "bit %" PRIu64 " (byte %" PRIu64 ") flipped: %s", bit, bit / 8,
+                     sp_status_name(rc));
+        blob[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        flips++;
+    }
+    cr_assert_eq(sp_callable_validate(blob, size, NULL, err, sizeof err), SP_OK, "%s", err);
+    cr_log_info("%" PRIu64 " single-bit flips refused", flips);
     free(blob);
 }
 
@@ -464,6 +518,7 @@ Test(callable_validate, no_config_is_allowed)
     size_t size;
     uint8_t *blob = small_blob(&size);
     hdr(blob)->orch_config = SP_CALLABLE_NO_STRING;
+    reseal(blob, size);
     sp_callable_view v;
     char err[256];
     cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
@@ -545,7 +600,7 @@ static const size_t u32_fields[] = {
     offsetof(sp_callable_header, kernel_count),
     offsetof(sp_callable_header, orch_entry),
     offsetof(sp_callable_header, orch_config),
-    offsetof(sp_callable_header, reserved),
+    offsetof(sp_callable_header, checksum),
     72 + 0,
     72 + 4,
     72 + 8,
@@ -648,6 +703,9 @@ Test(callable_validate, random_mutations_never_crash_or_escape, .timeout = 240)
     for (int iter = 0; iter < 20000; iter++) {
         memcpy(work, good, size);
         size_t len = mutate(&rng, work, size);
+        /* Resealed: unsealed, every mutation would stop at the checksum and
+         * none would reach the structural checks this exercises. */
+        reseal(work, len);
         err[0] = '\0';
         int rc = validate_copy(work, len, err, sizeof err); /* checks any view it yields */
         if (rc == SP_OK) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/elf_check.h"
 #include "simpler/callable.h"
 #include "simpler/status.h"
 
@@ -74,7 +75,8 @@ static void check_accepted(const uint8_t *blob, size_t size, const sp_callable_v
     const sp_callable_header *h = v->header;
     CHECK(v->base == blob && v->size == size && (const uint8_t *)h == blob);
     CHECK(h->magic == SP_CALLABLE_MAGIC && h->version == SP_CALLABLE_VERSION);
-    CHECK(h->header_bytes == sizeof *h && h->total_bytes == size && h->reserved == 0);
+    CHECK(h->header_bytes == sizeof *h && h->total_bytes == size &&
+          h->checksum == sp_callable_checksum(blob, size));
     CHECK(h->kernel_count <= SP_CALLABLE_MAX_KERNELS);
     uint64_t table_end = sizeof *h + (uint64_t)h->kernel_count * sizeof(sp_callable_kernel);
     CHECK(table_end <= size);
@@ -158,7 +160,17 @@ static void check_rebuild(const sp_callable_view *v)
     void *blob = NULL;
     size_t size = 0;
     char err[256];
+    /* The builder also checks each binary's ELF structure, which the
+     * format validator does not: it refuses exactly when one fails that. */
+    int elf_ok = sp_elf_check(spec.orch_bytes, spec.orch_size, NULL, 0) == SP_OK;
+    for (uint32_t i = 0; i < h->kernel_count; i++)
+        elf_ok = elf_ok && sp_elf_check(ks[i].bytes, ks[i].size, NULL, 0) == SP_OK;
     int rc = sp_callable_build(&spec, &blob, &size, err, sizeof err);
+    if (!elf_ok) {
+        CHECK(rc == SP_EKERNEL_LOAD && blob == NULL && err[0]);
+        free(ks);
+        return;
+    }
     if (rc)
         fprintf(stderr, "fuzz_callable: rebuild refused: %s\n", err);
     CHECK(rc == SP_OK);
@@ -182,7 +194,26 @@ static void check_rebuild(const sp_callable_view *v)
     free(ks);
 }
 
+static void one_blob(const uint8_t *data, size_t size);
+
+/* The bytes as they are (a corrupted blob: the checksum refuses nearly all),
+ * and again with the checksum recomputed, so the structural checks behind
+ * it are reached by every input. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    one_blob(data, size);
+    if (size >= sizeof(sp_callable_header)) {
+        uint8_t *sealed = malloc(size);
+        CHECK(sealed);
+        memcpy(sealed, data, size);
+        ((sp_callable_header *)(void *)sealed)->checksum = sp_callable_checksum(sealed, size);
+        one_blob(sealed, size);
+        free(sealed);
+    }
+    return 0;
+}
+
+static void one_blob(const uint8_t *data, size_t size)
 {
     /* An exact-size malloc'd copy: aligned as the validator requires, and
      * any read past the end is an out-of-bounds access under ASan. */
@@ -229,5 +260,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_rebuild(&v);
     }
     free(blob);
-    return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the hand-made seeds of tests/fuzz/corpus/: small callable blobs in
-the v1 layout of simpler/callable.h, and argument encodings in the order
+the v2 layout of simpler/callable.h (with its CRC32C checksum), and argument encodings in the order
 fuzz_args.c reads them. Re-run after changing either format; the real blob
 corpus/callable/dummy_chain.spc is copied from a build instead."""
 import os
@@ -13,6 +13,16 @@ F32, F16, I8, I32, U64 = 1, 2, 5, 9, 12
 IN, OUT, INOUT, OUT_EXISTING, NO_DEP = 1, 2, 3, 4, 5
 AIC, AIV = 0, 1
 NONE = -1
+
+
+def crc32c(data):
+    """CRC32C (Castagnoli, reflected 0x82F63B78), as sp_callable_checksum."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
 
 
 def align(n, a=64):
@@ -41,13 +51,15 @@ def blob(orch, entry, config, kernels):
         off = align(off + len(k[2]))
     str_off, total = off, off + len(strings)
     out = bytearray(total)
-    struct.pack_into("<QIIQIIIIQQQQ", out, 0, MAGIC, 1, 72, total, len(ks), e, c, 0, orch_off,
+    struct.pack_into("<QIIQIIIIQQQQ", out, 0, MAGIC, 2, 72, total, len(ks), e, c, 0, orch_off,
                      len(orch), str_off, len(strings))
     out[orch_off:orch_off + len(orch)] = orch
     for i, (f, core, b, ent, sig) in enumerate(ks):
         struct.pack_into("<iIIIQQ", out, 72 + 32 * i, f, core, ent, sig, bins[i], len(b))
         out[bins[i]:bins[i] + len(b)] = b
     out[str_off:] = strings
+    # The checksum (header bytes 36..39) covers every other byte.
+    struct.pack_into("<I", out, 36, crc32c(out[:36] + out[40:]))
     return bytes(out)
 
 

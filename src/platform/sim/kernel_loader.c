@@ -34,14 +34,15 @@ int sp_kernel_binary_load(sp_device *dev, const void *bytes, size_t size, const 
         free(kb);
         return rc;
     }
-    kb->entry = (sp_kernel_fn)sp_shared_object_symbol(kb->so, entry);
-    if (!kb->entry) {
-        SP_ERROR("device %d: kernel entry '%s' not found in its binary (%zu bytes)", dev_id, entry,
-                 size);
+    void *fn;
+    rc = sp_shared_object_entry(kb->so, entry, &fn, why, sizeof why);
+    if (rc) {
+        SP_ERROR("device %d: kernel entry (%zu-byte binary): %s", dev_id, size, why);
         sp_shared_object_close(kb->so);
         free(kb);
-        return SP_EKERNEL_ENTRY;
+        return rc;
     }
+    kb->entry = (sp_kernel_fn)fn;
     *out = kb;
     return SP_OK;
 }

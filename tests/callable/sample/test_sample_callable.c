@@ -126,6 +126,65 @@ Test(sample_callable, cli_show_reports_a_corrupt_blob)
     cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
 }
 
+static void write_file(const char *path, const void *bytes, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(bytes, 1, size, f), size);
+    fclose(f);
+}
+
+Test(sample_callable, cli_show_reports_a_flipped_bit)
+{
+    size_t size;
+    uint8_t *blob = read_whole(SP_SAMPLE_CALLABLE, &size);
+    blob[size / 2] ^= 0x10; /* inside a binary: the format alone cannot tell */
+    write_file(SP_SAMPLE_WORK_DIR "/flipped.spc", blob, size);
+    free(blob);
+    char out[8192];
+    int rc = run_simpler("pack --show '" SP_SAMPLE_WORK_DIR "/flipped.spc'", out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "SP_EBLOB"), "%s", out);
+    cr_assert_not_null(strstr(out, "checksum"), "%s", out);
+}
+
+/* Issue 12 item 5: an orchestration cut to 4000 bytes packed with exit 0
+ * and --show called the blob valid. */
+Test(sample_callable, cli_pack_refuses_a_truncated_shared_object)
+{
+    size_t size;
+    uint8_t *orch = read_whole(SP_SAMPLE_ORCH, &size);
+    cr_assert_gt(size, 4000u);
+    write_file(SP_SAMPLE_WORK_DIR "/cut.so", orch, 4000);
+    char out[8192];
+    remove(SP_SAMPLE_WORK_DIR "/cut.spc");
+    int rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/cut.spc' --orch '" SP_SAMPLE_WORK_DIR
+                         "/cut.so' --entry sample_orch",
+                         out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "SP_EKERNEL_LOAD"), "%s", out);
+    cr_assert_not_null(strstr(out, "orchestration binary is not a well-formed shared object"), "%s",
+                       out);
+    cr_assert_not_null(strstr(out, "truncated"), "%s", out);
+    FILE *f = fopen(SP_SAMPLE_WORK_DIR "/cut.spc", "rb");
+    cr_assert_null(f, "a refused pack leaves no blob");
+
+    /* The same damage inside a blob whose checksum matches (a builder that
+     * does not check): --show names the binary and the defect. */
+    uint8_t *blob = read_whole(SP_SAMPLE_CALLABLE, &size);
+    sp_callable_header *h = (sp_callable_header *)(void *)blob;
+    uint64_t phoff = 1u << 30; /* e_phoff of the orchestration's ELF header */
+    memcpy(blob + h->orch.offset + 32, &phoff, sizeof phoff);
+    h->checksum = sp_callable_checksum(blob, size);
+    write_file(SP_SAMPLE_WORK_DIR "/badelf.spc", blob, size);
+    free(blob);
+    rc = run_simpler("pack --show '" SP_SAMPLE_WORK_DIR "/badelf.spc'", out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "SP_EKERNEL_LOAD"), "%s", out);
+    cr_assert_not_null(strstr(out, "orchestration binary: program header table"), "%s", out);
+    free(orch);
+}
+
 Test(sample_callable, cli_errors_are_one_line_with_exit_1)
 {
     char out[8192];
