@@ -6,7 +6,6 @@
 #include "runtime/shared/loaded_callable.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
