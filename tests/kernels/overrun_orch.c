@@ -66,12 +66,14 @@ SP_ORCHESTRATION(overrun_orch)
     }
     case M_PAST_OUTPUT: {
         /* a, then b right after it; task 2 writes 64 floats past a (into b
-         * without red zones); task 3 copies b into y once task 2 is done. */
+         * without red zones) after b was filled; task 3 copies b into y
+         * once task 2 is done. */
         sp_tensor a = sp_tensor_spec(SP_DTYPE_F32, 1, &n64);
         sp_tensor b = sp_tensor_spec(SP_DTYPE_F32, 1, &n64);
         fill(o, &a, SP_OUT, 1, 0, 0, -1);
-        fill(o, &b, SP_OUT, 2, 0, 0, -1);
-        int64_t t = fill(o, &a, SP_INOUT, 3, 64, 0, -1);
+        int64_t fb = fill(o, &b, SP_OUT, 2, 0, 0, -1);
+        /* after b's own fill, or the two race for b's first floats */
+        int64_t t = fill(o, &a, SP_INOUT, 3, 64, 0, fb);
         copy(o, &b, &y, 0, t);
         break;
     }
