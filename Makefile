@@ -22,6 +22,9 @@ run: build
 
 # The whole suite, then again under AddressSanitizer + UBSan and under
 # ThreadSanitizer: CI runs exactly this, so the sanitizers gate every landing.
+# The sanitizer phases also run every test in the checking mode
+# (SIMPLER_CHECK=1: red zones around device buffers, SP_EKERNEL_OVERRUN);
+# the first runs it with the default (off), as users do.
 test: test-unit test-asan test-tsan
 
 test-unit: build
@@ -44,7 +47,7 @@ build-asan/CMakeCache.txt: | deps
 
 test-asan: deps build-asan/CMakeCache.txt
 	cmake --build build-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+	SIMPLER_CHECK=1 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
 build-tsan/CMakeCache.txt: | deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLER_SANITIZE=thread
@@ -54,7 +57,7 @@ build-tsan/CMakeCache.txt: | deps
 # forked child per test, as Criterion). halt_on_error: a report fails the test.
 test-tsan: deps build-tsan/CMakeCache.txt
 	cmake --build build-tsan -j $(JOBS)
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS)
+	SIMPLER_CHECK=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS)
 
 # libFuzzer targets (issue 8, docs/RELIABILITY.md "Fuzzing"), built with
 # Debian's clang and compiler-rt in build-fuzz: the whole tree under ASan +
