@@ -34,21 +34,6 @@
 #define COLS 256
 #define POISON 0xdeaddeaddeaddeadull
 
-#ifdef __SANITIZE_ADDRESS__
-/* Workaround, not a fix: the crash guard (common/fault.c) gives a thread
- * that runs an hbg orchestration its own alternate signal stack, in the
- * module's TLS, over the one ASan installed; when such a thread exits, ASan
- * unmaps whatever sigaltstack names and dies ("failed to deallocate 0x10000
- * bytes", UnsetAlternateSignalStack). The submitting threads below exit, so
- * ASan keeps no alternate stack of its own here. Remove once the guard
- * restores the previous alternate stack (issue 12, items 12/13). */
-__attribute__((visibility("default"))) const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-    return "use_sigaltstack=0";
-}
-#endif
-
 static const char *const modules[] = {SP_MODULE_DIR "/libsimpler_hbg_sim.so",
                                       SP_MODULE_DIR "/libsimpler_tmr_sim.so"};
 
