@@ -92,7 +92,15 @@ typedef struct sp_call_config {
     uint64_t timeout_us;    /* per-task scheduler timeout */
     uint64_t flags;         /* SP_CALL_* */
     uint64_t trace_records; /* tmr: trace buffer records (0: default 2^18); full drops */
-    uint64_t reserved[2];
+    /* The orchestration's watchdog: an orchestration still running after
+     * this long is interrupted and the run fails (SP_EORCH_CRASH, "timed
+     * out"). 0: SIMPLER_ORCH_TIMEOUT_MS, else 300 s. */
+    uint64_t orch_timeout_us;
+    /* The lane's bound on a launched run: a device side not finished this
+     * long after its launch fails the run with SP_ESTALL and leaves the
+     * worker unusable (it can only be closed). 0: none (the kernel timeout,
+     * the abandoning of cores and the orchestration's watchdog end a run). */
+    uint64_t run_timeout_us;
 } sp_call_config;
 
 _Static_assert(sizeof(sp_call_config) == 64, "sp_call_config is a 64-byte POD");

@@ -90,6 +90,11 @@ int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket);
  * finishes with a fault (sp_fault_name: "timeout"). Harmless if it returned;
  * never touches the payloads queued behind it. */
 void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket);
+/* Give up on `ticket` if its kernel is still running (it did not answer
+ * the interrupt): the ticket finishes at once with SP_FAULT_ABANDONED, the
+ * core gets a fresh thread for what is queued behind it, and the device
+ * counts itself degraded. False if the ticket finished meanwhile. */
+bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket);
 /* Non-blocking, for diagnostics: the core's handshake state. */
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
 

@@ -1,10 +1,11 @@
 /* Orchestration for the fault tests: scalar 0 picks the failing kernel
- * (func_id 1..4) or 9 for a crash of the orchestration itself; tasks that
- * mark y run around it. Built without sanitizers (see fault_kernels.c). */
+ * (func_id 1..7), 10 for an orchestration that never returns, or 9 for a crash of the orchestration
+ * itself; tasks that mark y run around it. Built without sanitizers (see fault_kernels.c). */
 #include "simpler/orchestration.h"
 
 enum { F_MARK = 0 };
 #define CRASH_ORCHESTRATION 9
+#define LOOP_ORCHESTRATION 10 /* an orchestration that never returns */
 
 SP_ORCHESTRATION(fault_orch)
 {
@@ -22,6 +23,9 @@ SP_ORCHESTRATION(fault_orch)
         volatile uintptr_t bad = 8; /* volatile: the compiler cannot see it is invalid */
         *(volatile int *)bad = 1;
     }
+    if (mode == LOOP_ORCHESTRATION)
+        for (volatile int spin = 1; spin;)
+            ;
     if (mode) {
         sp_task f = sp_task_aiv((int32_t)mode);
         sp_task_arg(&f, &e1, SP_OUT_EXISTING);

@@ -77,6 +77,12 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
         return SP_ELAUNCH;
     }
     bool halfway = fault && strcmp(fault, "halfway") == 0;
+    if (atomic_load_explicit(&chip->broken, memory_order_acquire)) {
+        SP_ERROR("device %d: a core lost its thread and none could be started; re-create the "
+                 "device",
+                 dev->id);
+        return SP_EUNUSABLE;
+    }
     uint32_t idle = 0;
     /* Acquire pairs with launch_finish's release: the previous launch's
      * threads are done with the fields written below. */
@@ -84,6 +90,15 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
                                                  memory_order_relaxed))
         return SP_EBUSY;
 
+    /* Relaxed: a statistic, read by the one launcher. */
+    uint32_t abandoned = atomic_load_explicit(&chip->abandoned, memory_order_relaxed);
+    if (abandoned != chip->abandoned_warned) {
+        SP_WARN("device %d is degraded: %u core thread(s) were abandoned to kernels that did not "
+                "answer the timeout's interrupt (each may still use a CPU); the cores run on "
+                "fresh threads",
+                dev->id, abandoned);
+        chip->abandoned_warned = abandoned;
+    }
     if (halfway) {
         /* Start half of the threads on nothing, then report the failure. */
         fn = launch_noop;
@@ -143,4 +158,11 @@ int sp_device_wait(sp_device *dev, uint64_t deadline_ns)
     }
     /* relaxed: ordered by the acquire load of `done` */
     return atomic_load_explicit(&chip->result, memory_order_relaxed);
+}
+
+uint32_t sp_device_abandoned_cores(const sp_device *dev)
+{
+    if (!dev || !dev->chip)
+        return 0;
+    return atomic_load_explicit(&dev->chip->abandoned, memory_order_relaxed);
 }

@@ -14,6 +14,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "common/wait.h"
+#include "runtime/shared/orch_guard.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
 #include "runtime/tensormap_ringbuffer/tmr_queue.h"
 #include "simpler/status.h"
@@ -641,17 +642,6 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }
 
-/* Run the orchestration under a crash guard; returns the signal, or 0. */
-__attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, sp_orch *o,
-                                                       const sp_args *args)
-{
-    sp_fault_guard g;
-    if (SP_FAULT_TRY(&g))
-        entry(o, args);
-    sp_fault_end(&g);
-    return g.sig;
-}
-
 int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
 {
     c->orch_begin_ns = sp_now_ns();
@@ -662,8 +652,14 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
         tmr_fail(c, rc, "orchestrator: TensorMap layout failed");
     } else {
         tmr_orch *o = &c->orch;
-        int sig = run_orchestration(c->entry, &o->orch, &c->args);
-        if (sig)
+        int sig = sp_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns);
+        if (sig == SP_FAULT_INTERRUPT)
+            orch_fail(o, SP_EORCH_CRASH,
+                      "the orchestration timed out: still running on the chip after %llu ms "
+                      "(orch_timeout_us), stopped after %lld submits",
+                      (unsigned long long)(c->orch_timeout_ns / 1000000),
+                      (long long)atomic_load_explicit(&c->submitted, memory_order_relaxed));
+        else if (sig)
             orch_fail(o, SP_EORCH_CRASH,
                       "the orchestration crashed with %s on the chip after %lld submits",
                       sp_fault_name(sig),

@@ -163,7 +163,7 @@ static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig
     tmr_rt *r = rt;
     const tmr_task *t = tmr_slot(r->c, (int64_t)task);
     if (sp_fault_report_claim(&r->c->fault, task, core, t->kernel[lane], sig, ran_ns))
-        tmr_fail(r->c, sig == SP_FAULT_INTERRUPT ? SP_EKERNEL_TIMEOUT : SP_EKERNEL_FAULT, "");
+        tmr_fail(r->c, sp_fault_status(sig), "");
 }
 
 static bool hook_failed(void *rt)
