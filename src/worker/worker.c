@@ -66,6 +66,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     if (!w)
         return SP_ENOMEM;
     pthread_mutex_init(&w->submit_lock, NULL);
+    w->close_timeout_ns = SP_WORKER_CLOSE_TIMEOUT_MS * 1000000ull; /* until the options are read */
     int rc = sp_module_open(module_path, &w->m, err, err_len);
     if (rc) {
         pthread_mutex_destroy(&w->submit_lock);
@@ -96,6 +97,8 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     sp_worker_options o = {0};
     if (opt)
         o = *opt;
+    w->close_timeout_ns =
+        (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
     rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm);
     if (rc) {
         snprintf(err, err_len, "%s", w->m.simpler_last_error(w->ctx));
@@ -115,8 +118,25 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
 {
     if (!w)
         return;
-    sp_lane_stop(w); /* runs still queued execute first */
+    /* Runs still queued execute first, within the close bound. */
+    if (!sp_lane_stop(w)) {
+        /* The lane waits for a device side that never ends and still
+         * uses the worker: everything is left to it (the process keeps it). */
+        SP_WARN("worker closed while its lane still waited for a run after %llu ms: the lane, "
+                "its device context and the module are abandoned to the process",
+                (unsigned long long)(w->close_timeout_ns / 1000000));
+        return;
+    }
     sp_worker_trace_free(w);
+    if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
+        /* A launched run never finished: the device side still uses the
+         * context, the run storage and the module's code. Keep them. */
+        SP_WARN("worker closed after a run whose device side never finished: its device context "
+                "and run storage are abandoned to the process");
+        pthread_mutex_destroy(&w->submit_lock);
+        free(w);
+        return;
+    }
     if (w->ctx)
         w->m.simpler_destroy_device_context(w->ctx);
     for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)

@@ -44,12 +44,12 @@ static sp_worker *w;
 static uint64_t y[4];
 static sp_args args;
 
-static void open_on(int runtime)
+static void open_with(int runtime, const sp_worker_options *opt)
 {
     const char *module =
         runtime ? SP_MODULE_DIR "/libsimpler_tmr_sim.so" : SP_MODULE_DIR "/libsimpler_hbg_sim.so";
     char err[1024] = "";
-    cr_assert_eq(sp_worker_open(module, NULL, &w, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(sp_worker_open(module, opt, &w, err, sizeof err), SP_OK, "%s", err);
     const char *k = SP_TEST_KERNEL_DIR "/fault_kernels.so";
     sp_callable_kernel_spec ks[8] = {
         {.func_id = 0, .core_type = SP_CORE_AIV, .path = k, .entry = "fault_mark"},
@@ -80,6 +80,11 @@ static void open_on(int runtime)
     cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
                  sp_worker_last_error(w));
     free(blob);
+}
+
+static void open_on(int runtime)
+{
+    open_with(runtime, NULL);
 }
 
 static int run_mode_cfg(uint64_t mode, const sp_call_config *cfg)
@@ -342,4 +347,66 @@ Test(faults, the_orchestration_timeout_comes_from_the_environment_too, .timeout 
     assert_message("timed out");
     assert_next_run_passes();
     sp_worker_close(w);
+}
+
+/* A device side that never finishes (a scheduler caught in a bug, injected
+ * with SIMPLER_SIM_FAULT_LAUNCH=stuck): the lane's bound ends the run, and
+ * close returns. The device stays busy for this process, so the good run
+ * after it is on another device. */
+
+static void assert_a_fresh_device_runs(int runtime)
+{
+    unsetenv("SIMPLER_SIM_FAULT_LAUNCH");
+    sp_worker_options opt = {.device_id = 1};
+    open_with(runtime, &opt);
+    assert_next_run_passes();
+    sp_worker_close(w);
+}
+
+ParameterizedTestParameters(stuck, a_run_past_its_run_timeout_is_stalled)
+{
+    static int runtimes[] = {0, 1};
+    return cr_make_param_array(int, runtimes, 2);
+}
+
+ParameterizedTest(int *rt, stuck, a_run_past_its_run_timeout_is_stalled, .timeout = 60)
+{
+    open_on(*rt);
+    setenv("SIMPLER_SIM_FAULT_LAUNCH", "stuck", 1);
+    sp_call_config cfg = {.run_timeout_us = 200000}; /* 200 ms */
+    int rc = run_mode_cfg(0, &cfg);
+    cr_assert_eq(rc, SP_ESTALL, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    assert_message("run_timeout_us");
+    assert_message("200 ms");
+    /* The worker refuses more runs by name instead of queueing behind it. */
+    rc = run_mode_cfg(0, &cfg);
+    cr_assert_eq(rc, SP_EUNUSABLE, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    sp_worker_close(w); /* returns: the stuck run is abandoned */
+    assert_a_fresh_device_runs(*rt);
+}
+
+ParameterizedTestParameters(stuck, close_returns_while_a_run_never_ends)
+{
+    static int runtimes[] = {0, 1};
+    return cr_make_param_array(int, runtimes, 2);
+}
+
+ParameterizedTest(int *rt, stuck, close_returns_while_a_run_never_ends, .timeout = 60)
+{
+    sp_worker_options opt = {.close_timeout_ms = 300};
+    open_with(*rt, &opt);
+    setenv("SIMPLER_SIM_FAULT_LAUNCH", "stuck", 1);
+    memset(y, 0, sizeof y);
+    memset(&args, 0, sizeof args);
+    int64_t n = 4;
+    sp_tensor_init(&args.tensors[0], (uint64_t)(uintptr_t)y, SP_DTYPE_U64, 1, &n);
+    args.dirs[0] = SP_INOUT;
+    args.tensor_count = 1;
+    args.scalar_count = 1;
+    sp_run_handle h;
+    cr_assert_eq(sp_worker_submit(w, 0, &args, NULL, &h), SP_OK, "%s", sp_worker_last_error(w));
+    int rc = sp_worker_wait_for(w, &h, NULL, 100);
+    cr_assert_eq(rc, SP_ETIMEOUT, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    sp_worker_close(w); /* no run_timeout_us: close's own bound ends the wait */
+    assert_a_fresh_device_runs(*rt);
 }

@@ -18,6 +18,18 @@ static int launch_noop(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t co
     return SP_OK;
 }
 
+/* A device side that never finishes (SIMPLER_SIM_FAULT_LAUNCH=stuck): it
+ * ignores everything, as a scheduler caught in a bug would. Parked, so it
+ * costs no CPU. */
+static int launch_stuck(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)chip, (void)dev_ctx, (void)index, (void)count;
+    sp_waitword never = {0};
+    for (;;)
+        sp_waitword_wait_ne(&never, 0, NULL, 0, NULL);
+    return SP_OK;
+}
+
 static void launch_finish(struct sim_chip *chip, uint32_t seq)
 {
     /* A scheduler that returned early (an error) may leave kernels running:
@@ -70,7 +82,8 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
     }
     /* Fault injection, for the tests of launch acceptance and of a device
      * left unusable: SIMPLER_SIM_FAULT_LAUNCH=before fails before anything
-     * starts, =halfway after part of the AICPU threads have started. */
+     * starts, =halfway after part of the AICPU threads have started, =stuck
+     * starts a device side that never finishes. */
     const char *fault = getenv("SIMPLER_SIM_FAULT_LAUNCH");
     if (fault && strcmp(fault, "before") == 0) {
         SP_ERROR("device %d: injected launch fault before start", dev->id);
@@ -99,6 +112,8 @@ int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t 
                 dev->id, abandoned);
         chip->abandoned_warned = abandoned;
     }
+    if (fault && strcmp(fault, "stuck") == 0)
+        fn = launch_stuck;
     if (halfway) {
         /* Start half of the threads on nothing, then report the failure. */
         fn = launch_noop;
