@@ -36,11 +36,11 @@ int cli_info(int argc, char **argv)
            (double)sp_device_memory_bytes(dev) / (1024.0 * 1024.0));
     uint32_t abandoned = sp_device_abandoned_cores(dev);
     if (abandoned)
-        printf("health: degraded (%u core thread(s) abandoned to kernels that did not answer "
-               "the timeout's interrupt)\n",
+        printf("health: degraded (%u chip thread(s) abandoned to kernels or orchestrations "
+               "that did not answer the interrupt)\n",
                abandoned);
     else
-        printf("health: ok (no core thread abandoned)\n");
+        printf("health: ok (no chip thread abandoned)\n");
     sp_device_close(dev);
     return 0;
 }

@@ -133,6 +133,20 @@ static void fault_handler(int sig, siginfo_t *info, void *uctx)
     while (i < INTERRUPT_INDEX && guarded_signals[i] != sig)
         i++;
     sp_fault_guard *g = armed_guard(current_tid());
+    if (i == INTERRUPT_INDEX && g && g->cancel && info &&
+        (info->si_code == SI_QUEUE || info->si_code == SI_TIMER)) {
+        uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+        /* Cast: a cancel word that can be deferred is its owner's own
+         * variable; only a deferred one is written here. */
+        _Atomic uint32_t *cw = (_Atomic uint32_t *)(uintptr_t)g->cancel;
+        if ((v >> 32) == INTERRUPT_TAG && (uint32_t)v == g->token &&
+            atomic_load_explicit(cw, memory_order_relaxed) == (g->token | SP_FAULT_DEFER)) {
+            atomic_store_explicit(cw, g->token | SP_FAULT_DEFER | SP_FAULT_PENDING,
+                                  memory_order_relaxed);
+            errno = saved_errno;
+            return;
+        }
+    }
     if (!ours(i, sig, info, g)) {
         /* An interrupt of ours aimed at a call that has returned: drop it. */
         bool stale = i == INTERRUPT_INDEX && info &&
@@ -304,6 +318,13 @@ static void keep_interrupt_handler(void)
     pthread_mutex_unlock(&lock);
 }
 
+void sp_fault_jump(sp_fault_guard *g, int sig)
+{
+    atomic_store_explicit(&g->thread->armed, NULL, memory_order_relaxed);
+    g->sig = sig;
+    siglongjmp(g->jmp, 1);
+}
+
 int sp_fault_interrupt(pthread_t thread, uint32_t token)
 {
     keep_interrupt_handler();
@@ -349,8 +370,8 @@ uint32_t sp_fault_new_token(void)
     static _Atomic uint32_t next;
     uint32_t t;
     do /* relaxed: only uniqueness matters */
-        t = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1;
-    while (t == 0 || t == ~0u);
+        t = (atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1) & 0x3fffffffu;
+    while (t == 0);
     return t;
 }
 

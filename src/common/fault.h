@@ -101,6 +101,17 @@ void sp_fault_arm_for(sp_fault_guard *g, const _Atomic uint32_t *cancel, uint32_
  * the thread. Idempotent. */
 void sp_fault_end(sp_fault_guard *g);
 
+/* Interrupts deferred: a guarded call that enters code which must not be
+ * jumped out of (the runtime's own, behind an sp_orch call) sets its
+ * cancel word to token | SP_FAULT_DEFER; an interrupt then only marks it
+ * SP_FAULT_PENDING, and the code, on its way out, restores the token and
+ * jumps itself (sp_fault_jump) if one came. Tokens stay below 2^30. */
+#define SP_FAULT_DEFER 0x80000000u
+#define SP_FAULT_PENDING 0x40000000u
+/* From the guarded thread, outside a handler: end the call `g` guards as
+ * if `sig` had (the guard's sigsetjmp returns again). */
+_Noreturn void sp_fault_jump(sp_fault_guard *g, int sig);
+
 /* Send the interrupt to `thread`, aimed at the call armed with `token`.
  * Dispositions are process-wide and a kernel may have reset the
  * interrupt's to SIG_IGN or SIG_DFL (which would kill the process): ours is

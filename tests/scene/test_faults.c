@@ -27,6 +27,8 @@ enum {
     F_THREAD_EXIT = 7,
     CRASH_ORCHESTRATION = 9,
     LOOP_ORCHESTRATION = 10,
+    MASKED_ORCHESTRATION = 11,
+    SUBMIT_FOREVER = 12,
 };
 
 /* A hung kernel is stopped by SP_FAULT_INTERRUPT (pthread_kill). TSan holds
@@ -333,6 +335,55 @@ ParameterizedTest(int *rt, faults, an_orchestration_that_never_returns_is_stoppe
     assert_message("timed out");
     assert_message("orch_timeout_us");
     assert_next_run_passes();
+    assert_next_run_passes();
+    sp_worker_close(w);
+}
+
+ParameterizedTestParameters(faults, an_orchestration_that_submits_forever_is_stopped)
+{
+    static int runtimes[] = {0, 1};
+    return cr_make_param_array(int, runtimes, 2);
+}
+
+/* Most of its time is inside sp_submit: the watchdog's interrupt is
+ * deferred to the end of the call it lands in, never taken in its middle
+ * (a half-linked task would leave the run unable to end). */
+ParameterizedTest(int *rt, faults, an_orchestration_that_submits_forever_is_stopped, .timeout = 60,
+                  .disabled = HANG_TEST_DISABLED)
+{
+    open_on(*rt);
+    sp_call_config cfg = {.orch_timeout_us = 200000};
+    for (int i = 0; i < 3; i++) {
+        int rc = run_mode_cfg(SUBMIT_FOREVER, &cfg);
+        cr_assert_eq(rc, SP_EORCH_CRASH, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+        assert_message("timed out");
+        assert_next_run_passes();
+    }
+    sp_worker_close(w);
+}
+
+/* tmr: the orchestrator thread blocks the watchdog's signal, so scheduler 0
+ * gives the thread up after the grace period. (hbg runs the orchestration
+ * on the caller's own thread, which cannot be given up: documented.) */
+Test(faults, a_tmr_orchestration_that_blocks_signals_is_abandoned, .timeout = 60,
+     .disabled = HANG_TEST_DISABLED)
+{
+    open_on(1);
+    int threads = thread_count();
+    sp_call_config cfg = {.orch_timeout_us = 100000};
+    int rc = run_mode_cfg(MASKED_ORCHESTRATION, &cfg);
+    cr_assert_eq(rc, SP_EORCH_CRASH, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    assert_message("timed out");
+    assert_message("abandoned");
+    for (int i = 0; i < 4; i++)
+        assert_next_run_passes();
+    cr_assert_eq(thread_count(), threads + 1, "the abandoned thread and its successor");
+    /* It returns after ~3 s, finds its claim taken and exits at once,
+     * touching neither the run nor the chip. */
+    uint64_t deadline = now_ms() + 30000;
+    while (thread_count() != threads && now_ms() < deadline)
+        assert_next_run_passes();
+    cr_assert_eq(thread_count(), threads, "the abandoned thread never left");
     assert_next_run_passes();
     sp_worker_close(w);
 }

@@ -106,6 +106,24 @@ int sim_core_start(sim_core *core, uint32_t done, bool replacement)
     return SP_OK;
 }
 
+int sim_aicpu_start(sim_aicpu *t, bool replacement)
+{
+    struct sim_chip *chip = t->chip;
+    char name[32];
+    snprintf(name, sizeof name, "sp%d-aicpu%u", chip->dev->id, t->index);
+    if (replacement) /* relaxed: a hint for the wait policy */
+        atomic_fetch_add_explicit(&chip->view.awake, 1, memory_order_relaxed);
+    pthread_t th;
+    int rc = start_thread(&th, sim_aicpu_main, t, name, chip->dev);
+    if (rc) {
+        if (replacement)
+            atomic_fetch_sub_explicit(&chip->view.awake, 1, memory_order_relaxed);
+        return rc;
+    }
+    atomic_store_explicit(&t->thread, th, memory_order_release);
+    return SP_OK;
+}
+
 static void stop_threads(struct sim_chip *chip)
 {
     for (uint32_t i = 0; i < chip->aicpu_count; i++)
@@ -116,7 +134,7 @@ static void stop_threads(struct sim_chip *chip)
             sp_waitword_store(&chip->view.cores[i].doorbell, SIM_DOORBELL_STOP);
     for (uint32_t i = 0; i < chip->aicpu_count; i++)
         if (chip->aicpu[i].started)
-            pthread_join(chip->aicpu[i].thread, NULL);
+            pthread_join(atomic_load_explicit(&chip->aicpu[i].thread, memory_order_acquire), NULL);
     for (uint32_t i = 0; i < chip->view.core_count; i++)
         if (chip->view.cores[i].started)
             pthread_join(atomic_load_explicit(&chip->view.cores[i].thread, memory_order_acquire),
@@ -193,7 +211,6 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     chip->view.low_water = chip->view.queue_depth / 2;
 
     int rc = SP_OK;
-    char name[32];
     for (uint32_t i = 0; i < chip->view.core_count && rc == SP_OK; i++) {
         sim_core *core = &chip->view.cores[i];
         core->chip = &chip->view;
@@ -209,8 +226,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         sim_aicpu *t = &chip->aicpu[i];
         t->chip = chip;
         t->index = i;
-        snprintf(name, sizeof name, "sp%d-aicpu%u", dev->id, i);
-        rc = start_thread(&t->thread, sim_aicpu_main, t, name, dev);
+        rc = sim_aicpu_start(t, false);
         t->started = rc == SP_OK;
     }
     if (rc) {
@@ -236,7 +252,7 @@ void sim_chip_destroy(struct sim_chip *chip)
         /* An abandoned core thread may still come back from its kernel and
          * look at its core (to find it lost the claim) under the crash
          * guard: both stay for the process's life (a few KiB). */
-        SP_WARN("device %d: closed with %u abandoned core thread(s); their state is kept",
+        SP_WARN("device %d: closed with %u abandoned chip thread(s); their state is kept",
                 chip->dev->id, atomic_load_explicit(&chip->abandoned, memory_order_relaxed));
         return;
     }

@@ -108,13 +108,22 @@ struct sp_chip {
     alignas(SP_CACHE_LINE) _Atomic uint32_t awake;
 };
 
+/* sim_aicpu.claim: the launch seq the thread runs; with this bit, the
+ * thread has claimed its own finish (sp_chip_thread_claim). 0: given up. */
+#define SIM_AICPU_CLAIMED 0x80000000u
+
 typedef struct sim_aicpu {
     alignas(SP_CACHE_LINE) sp_waitword go; /* launch sequence, or SIM_DOORBELL_STOP */
+    /* Who finishes the current launch's part on this thread: the thread
+     * when its function returns, or sp_chip_abandon_thread. */
+    _Atomic uint32_t claim;
     struct sim_chip *chip;
     uint32_t index;
-    pthread_t thread;
+    uint32_t start_seq; /* the launch a replacement thread starts after */
+    /* The thread serving this index now; replaced when it is abandoned
+     * (during a launch; teardown reads it after the launch is done). */
+    _Atomic pthread_t thread;
     bool started;
-    sp_fault_thread fault;
 } sim_aicpu;
 
 struct sim_chip {
@@ -162,5 +171,7 @@ void sim_chip_wait_cores_idle(struct sp_chip *chip);
 
 /* launch.c */
 void *sim_aicpu_main(void *arg);
+/* chip.c: start the thread of AICPU index `t` (start_seq set). */
+int sim_aicpu_start(sim_aicpu *t, bool replacement);
 
 #endif

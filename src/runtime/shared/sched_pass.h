@@ -83,6 +83,7 @@ typedef struct sp_sched {
     uint64_t started[3 * SP_SCHED_MAX_CLUSTERS];
     bool interrupted[3 * SP_SCHED_MAX_CLUSTERS];
     bool abandoned[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t wake_by; /* a runtime's own deadline for the idle wait (0: none) */
 } sp_sched;
 
 /* How long an interrupted kernel has to answer before its core is
@@ -128,6 +129,7 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
     }
     s->trace = NULL;
     s->timeout_ns = 0;
+    s->wake_by = 0;
     s->now = sp_now_ns();
     s->passes = 0;
 }
@@ -340,6 +342,8 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
 static inline void sp_sched_idle_wait(sp_sched *s, uint32_t snapshot)
 {
     uint64_t deadline = sp_sched_timeouts(s);
+    if (s->wake_by && (!deadline || s->wake_by < deadline))
+        deadline = s->wake_by;
     sp_chip_event_wait_batched(s->chip, snapshot, deadline);
     if (deadline)
         sp_sched_timeouts(s);

@@ -644,6 +644,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
 
 int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
 {
+    uint32_t self_index = c->sched_threads; /* this thread's launch index */
     c->orch_begin_ns = sp_now_ns();
     int rc = boot(c, chip);
     atomic_store_explicit(&c->booted, 1, memory_order_release);
@@ -653,6 +654,11 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
     } else {
         tmr_orch *o = &c->orch;
         int sig = sp_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns);
+        /* A scheduler may have given this thread up (it did not answer the
+         * watchdog) and ended the run: then the run, and maybe the memory
+         * under `c`, belong to someone else now. */
+        if (!sp_chip_thread_claim(chip, self_index))
+            return SP_OK;
         if (sig == SP_FAULT_INTERRUPT)
             orch_fail(o, SP_EORCH_CRASH,
                       "the orchestration timed out: still running on the chip after %llu ms "
