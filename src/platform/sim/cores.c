@@ -63,10 +63,14 @@ static void kernel_exited(void *arg)
     sim_core_thread *self = x->self;
     sim_core *core = self->core;
     sp_fault_end(x->g);
-    if (claim_ticket(core, x->ticket))
+    bool mine = claim_ticket(core, x->ticket);
+    if (mine)
         finish_lost_ticket(core, x->ticket, SP_FAULT_EXITED);
     sp_fault_thread_leave(&self->fault);
-    pthread_detach(pthread_self()); /* the core has another thread; nobody joins this one */
+    /* The core has another thread and nobody joins this one; a scheduler
+     * that abandoned it first detaches it itself. */
+    if (mine)
+        pthread_detach(pthread_self());
     /* Relaxed: a count of running threads, a hint for the wait policy. */
     atomic_fetch_sub_explicit(&core->chip->awake, 1, memory_order_relaxed);
     free(self);
