@@ -3,6 +3,7 @@
  * wait. Module logging is bound to this process's logger so module lines
  * look like ours and follow SIMPLER_LOG. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,19 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     return SP_OK;
 }
 
+/* Workers close had to abandon (what still ran uses them): kept, and
+ * reachable from here, for the process's life. */
+static _Atomic(sp_worker *) kept_workers;
+
+static void keep_worker(sp_worker *w)
+{
+    sp_worker *head = atomic_load_explicit(&kept_workers, memory_order_relaxed);
+    do
+        w->next_kept = head;
+    while (!atomic_compare_exchange_weak_explicit(&kept_workers, &head, w, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 SP_EXPORT void sp_worker_close(sp_worker *w)
 {
     if (!w)
@@ -125,6 +139,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
         SP_WARN("worker closed while its lane still waited for a run after %llu ms: the lane, "
                 "its device context and the module are abandoned to the process",
                 (unsigned long long)(w->close_timeout_ns / 1000000));
+        keep_worker(w);
         return;
     }
     sp_worker_trace_free(w);
@@ -133,8 +148,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
          * context, the run storage and the module's code. Keep them. */
         SP_WARN("worker closed after a run whose device side never finished: its device context "
                 "and run storage are abandoned to the process");
-        pthread_mutex_destroy(&w->submit_lock);
-        free(w);
+        keep_worker(w);
         return;
     }
     if (w->ctx)

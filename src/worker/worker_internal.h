@@ -54,7 +54,8 @@ struct sp_worker {
     /* A run's device side never finished (SP_ESTALL): its context, run
      * storage and module stay as they are; the worker can only be closed. */
     _Atomic int stuck;
-    uint64_t close_timeout_ns; /* how long close waits for the lane */
+    uint64_t close_timeout_ns;   /* how long close waits for the lane */
+    struct sp_worker *next_kept; /* the list of workers close abandoned (worker.c) */
 
     char last_error[640];
     sp_run_trace trace; /* the last waited run's trace (sp_worker_last_trace) */

@@ -414,13 +414,13 @@ static void assert_a_fresh_device_runs(int runtime)
     sp_worker_close(w);
 }
 
-ParameterizedTestParameters(stuck, a_run_past_its_run_timeout_is_stalled)
+ParameterizedTestParameters(faults, a_stuck_run_past_its_run_timeout_is_stalled)
 {
     static int runtimes[] = {0, 1};
     return cr_make_param_array(int, runtimes, 2);
 }
 
-ParameterizedTest(int *rt, stuck, a_run_past_its_run_timeout_is_stalled, .timeout = 60)
+ParameterizedTest(int *rt, faults, a_stuck_run_past_its_run_timeout_is_stalled, .timeout = 60)
 {
     open_on(*rt);
     setenv("SIMPLER_SIM_FAULT_LAUNCH", "stuck", 1);
@@ -436,13 +436,13 @@ ParameterizedTest(int *rt, stuck, a_run_past_its_run_timeout_is_stalled, .timeou
     assert_a_fresh_device_runs(*rt);
 }
 
-ParameterizedTestParameters(stuck, close_returns_while_a_run_never_ends)
+ParameterizedTestParameters(faults, close_returns_while_a_run_never_ends)
 {
     static int runtimes[] = {0, 1};
     return cr_make_param_array(int, runtimes, 2);
 }
 
-ParameterizedTest(int *rt, stuck, close_returns_while_a_run_never_ends, .timeout = 60)
+ParameterizedTest(int *rt, faults, close_returns_while_a_run_never_ends, .timeout = 60)
 {
     sp_worker_options opt = {.close_timeout_ms = 300};
     open_with(*rt, &opt);

@@ -239,6 +239,20 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     return SP_OK;
 }
 
+/* Chips torn down while abandoned threads may still look at them: kept,
+ * and reachable from here, for the process's life (what a leak checker
+ * should see: memory deliberately kept, not lost). */
+static _Atomic(struct sim_chip *) kept_chips;
+
+static void keep_chip(struct sim_chip *chip)
+{
+    struct sim_chip *head = atomic_load_explicit(&kept_chips, memory_order_relaxed);
+    do
+        chip->next_kept = head;
+    while (!atomic_compare_exchange_weak_explicit(&kept_chips, &head, chip, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 void sim_chip_destroy(struct sim_chip *chip)
 {
     if (!chip)
@@ -254,6 +268,7 @@ void sim_chip_destroy(struct sim_chip *chip)
          * guard: both stay for the process's life (a few KiB). */
         SP_WARN("device %d: closed with %u abandoned chip thread(s); their state is kept",
                 chip->dev->id, atomic_load_explicit(&chip->abandoned, memory_order_relaxed));
+        keep_chip(chip);
         return;
     }
     chip_free(chip);

@@ -156,7 +156,8 @@ struct sim_chip {
      * new thread; launches are refused. */
     _Atomic uint32_t abandoned;
     _Atomic uint32_t broken;
-    uint32_t abandoned_warned; /* launcher-only: count last reported */
+    uint32_t abandoned_warned;  /* launcher-only: count last reported */
+    struct sim_chip *next_kept; /* the list of chips kept at teardown (chip.c) */
 };
 
 /* cores.c */
