@@ -364,9 +364,9 @@ ParameterizedTest(int *rt, faults, an_orchestration_that_submits_forever_is_stop
 
 /* tmr: the orchestrator thread blocks the watchdog's signal, so scheduler 0
  * gives the thread up after the grace period. (hbg runs the orchestration
- * on the caller's own thread, which cannot be given up: documented.) */
-Test(faults, a_tmr_orchestration_that_blocks_signals_is_abandoned, .timeout = 60,
-     .disabled = HANG_TEST_DISABLED)
+ * on the caller's own thread, which cannot be given up: documented.) No
+ * signal has to land, so this one runs under TSan too. */
+Test(faults, a_tmr_orchestration_that_blocks_signals_is_abandoned, .timeout = 60)
 {
     open_on(1);
     int threads = thread_count();

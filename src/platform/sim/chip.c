@@ -87,6 +87,7 @@ int sim_core_start(sim_core *core, uint32_t done, bool replacement)
         return SP_ENOMEM;
     t->core = core;
     t->done = done;
+    t->announce = replacement;
     char name[32];
     snprintf(name, sizeof name, "sp%d-%s%u", chip->dev->id,
              core->type == SP_CORE_AIC ? "aic" : "aiv", core->id);

@@ -29,7 +29,10 @@ static bool claim_ticket(sim_core *core, uint32_t n)
 
 /* Finish a claimed ticket that no kernel return ended: record `why`, start
  * the core's next thread (before FIN, so a teardown that sees the core
- * idle joins the new thread, not a half-started one), publish FIN. */
+ * idle joins the new thread, not a half-started one), publish FIN. The FIN
+ * store is the caller's last touch of the chip (a thread ending itself is
+ * not joined: the chip may be gone right after); the successor announces
+ * the finish once it sees it. */
 static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
 {
     sim_result *res = &core->result[n % SIM_QUEUE_MAX];
@@ -44,9 +47,11 @@ static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
             n = (n + 1) & SIM_SEQ_MASK;
             core->result[n % SIM_QUEUE_MAX].fault = why;
         }
+        /* No successor to announce it: before FIN (a waiter that misses it
+         * wakes at its next timeout check). */
+        sp_waitword_add(&core->chip->event, 1);
     }
     atomic_store_explicit(&core->status, SIM_STATUS_FIN | n, memory_order_release);
-    sp_waitword_add(&core->chip->event, 1);
 }
 
 /* The kernel of (self, ticket) ended its thread: runs as pthread_exit
@@ -63,16 +68,16 @@ static void kernel_exited(void *arg)
     sim_core_thread *self = x->self;
     sim_core *core = self->core;
     sp_fault_end(x->g);
-    bool mine = claim_ticket(core, x->ticket);
-    if (mine)
-        finish_lost_ticket(core, x->ticket, SP_FAULT_EXITED);
     sp_fault_thread_leave(&self->fault);
-    /* The core has another thread and nobody joins this one; a scheduler
-     * that abandoned it first detaches it itself. */
-    if (mine)
-        pthread_detach(pthread_self());
     /* Relaxed: a count of running threads, a hint for the wait policy. */
     atomic_fetch_sub_explicit(&core->chip->awake, 1, memory_order_relaxed);
+    if (claim_ticket(core, x->ticket)) {
+        /* Nobody joins this thread: the core gets another. */
+        pthread_detach(pthread_self());
+        finish_lost_ticket(core, x->ticket, SP_FAULT_EXITED); /* the last touch */
+    }
+    /* Else a scheduler abandoned it first (and detached it): the chip is
+     * kept for such threads. */
     free(self);
 }
 
@@ -150,6 +155,8 @@ void *sim_core_main(void *arg)
      * published (a few instructions later): wait for it. */
     while (atomic_load_explicit(&core->status, memory_order_acquire) != (SIM_STATUS_FIN | done))
         sched_yield();
+    if (self->announce) /* the predecessor's last finish, for the scheduler */
+        sp_waitword_add(&chip->event, 1);
     sp_fault_thread_enter(&self->fault); /* the guard's registration, an alternate stack */
     for (;;) {
         uint32_t rung = sp_waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);

@@ -83,6 +83,7 @@ typedef struct sim_core {
 typedef struct sim_core_thread {
     sim_core *core;
     uint32_t done;         /* the ticket finished when this thread took over */
+    bool announce;         /* a replacement: bump the chip event once FIN|done is out */
     sp_fault_thread fault; /* its guard registration and alternate stack */
 } sim_core_thread;
 

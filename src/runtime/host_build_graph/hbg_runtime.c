@@ -70,7 +70,8 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
     /* The device holds the crash guard's handlers. */
     uint64_t orch_timeout = sp_orch_timeout_ns(p->config.orch_timeout_us);
-    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->staging.device_args, orch_timeout);
+    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->staging.device_args, orch_timeout,
+                                   NULL, NULL);
     if (sig == SP_FAULT_INTERRUPT) {
         snprintf(p->err, p->err_len,
                  "orchestration '%s' of callable %u timed out: still running after %llu ms "

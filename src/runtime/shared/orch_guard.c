@@ -114,7 +114,8 @@ static int g_error(sp_orch *o)
 }
 
 __attribute__((noinline)) int sp_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o,
-                                                   const sp_args *args, uint64_t timeout_ns)
+                                                   const sp_args *args, uint64_t timeout_ns,
+                                                   bool (*still_mine)(void *), void *arg)
 {
     sp_fault_guard g;
     guarded_orch s = {
@@ -147,6 +148,8 @@ __attribute__((noinline)) int sp_orch_guarded_call(sp_orch_entry_fn entry, sp_or
     atomic_store_explicit(&s.cancel, 0, memory_order_seq_cst);
     sp_fault_end(&g);
     sp_fault_watchdog_stop(&wd);
+    if (still_mine && !still_mine(arg))
+        return SP_FAULT_ABANDONED; /* `o` may be another run's by now */
     o->ops = s.real;
     return g.sig;
 }

@@ -642,6 +642,17 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }
 
+typedef struct orch_claim {
+    sp_chip *chip;
+    uint32_t index;
+} orch_claim;
+
+static bool still_mine(void *arg)
+{
+    orch_claim *cl = arg;
+    return sp_chip_thread_claim(cl->chip, cl->index);
+}
+
 int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
 {
     uint32_t self_index = c->sched_threads; /* this thread's launch index */
@@ -653,11 +664,13 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
         tmr_fail(c, rc, "orchestrator: TensorMap layout failed");
     } else {
         tmr_orch *o = &c->orch;
-        int sig = sp_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns);
         /* A scheduler may have given this thread up (it did not answer the
          * watchdog) and ended the run: then the run, and maybe the memory
          * under `c`, belong to someone else now. */
-        if (!sp_chip_thread_claim(chip, self_index))
+        orch_claim claim = {.chip = chip, .index = self_index};
+        int sig = sp_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
+                                       &claim);
+        if (sig == SP_FAULT_ABANDONED)
             return SP_OK;
         if (sig == SP_FAULT_INTERRUPT)
             orch_fail(o, SP_EORCH_CRASH,
