@@ -16,7 +16,7 @@
 #include "simpler/trace.h"
 #include "simpler/types.h"
 
-#define SP_PIPELINE_ABI_VERSION 3u
+#define SP_PIPELINE_ABI_VERSION 4u /* 4: sp_call_config grew to 80 bytes */
 #define SP_PIPELINE_MAX_RESOURCES 8u
 
 typedef enum sp_resource_kind {

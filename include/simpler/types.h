@@ -100,12 +100,21 @@ typedef struct sp_call_config {
     uint64_t graph_bytes;
     uint32_t graph_tasks;
     uint32_t reserved;
+    /* The orchestration's watchdog: an orchestration still running after
+     * this long is interrupted and the run fails (SP_EORCH_CRASH, "timed
+     * out"). 0: SIMPLER_ORCH_TIMEOUT_MS, else 300 s. */
+    uint64_t orch_timeout_us;
+    /* The lane's bound on a launched run: a device side not finished this
+     * long after its launch fails the run with SP_ESTALL and leaves the
+     * worker unusable (it can only be closed). 0: none (the kernel timeout,
+     * the abandoning of cores and the orchestration's watchdog end a run). */
+    uint64_t run_timeout_us;
 } sp_call_config;
 
 #define SP_DEFAULT_GRAPH_BYTES (4ull << 30) /* 4 GiB */
 #define SP_DEFAULT_GRAPH_TASKS (1u << 24)   /* 16.7 M tasks */
 
-_Static_assert(sizeof(sp_call_config) == 64, "sp_call_config is a 64-byte POD");
+_Static_assert(sizeof(sp_call_config) == 80, "sp_call_config is an 80-byte POD");
 
 /* sp_call_config.flags. The checking mode puts red zones (guard bytes)
  * around every buffer the runtime places on the device (staged run

@@ -16,14 +16,23 @@ typedef struct sp_worker sp_worker;
 typedef struct sp_worker_options {
     int device_id;          /* device to attach (default 0) */
     sp_call_config prewarm; /* geometry wishes: clusters, sched_threads (0 = default) */
+    /* How long sp_worker_close waits for the runs still queued or running;
+     * past it, what still runs is abandoned to the process and close
+     * returns. 0: SP_WORKER_CLOSE_TIMEOUT_MS. */
+    uint64_t close_timeout_ms;
 } sp_worker_options;
+
+#define SP_WORKER_CLOSE_TIMEOUT_MS 60000u
 
 /* Load the module at `module_path`, validate it and attach the device.
  * Returns 0, or SP_EMODULE / SP_EMODULE_SYMBOL / SP_EABI / SP_ECONTRACT /
  * a device status, with the reason in `err`. */
 SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt, sp_worker **out,
                              char *err, size_t err_len);
-/* Detach the device and unload the module. NULL is ignored. */
+/* Detach the device and unload the module. NULL is ignored. Always
+ * returns: runs still queued execute first, for at most close_timeout_ms;
+ * a run that is still running then (or whose device side never finished,
+ * SP_ESTALL) is abandoned with what it uses, and a warning is logged. */
 SP_EXPORT void sp_worker_close(sp_worker *w);
 /* Register a callable blob under `id`; 0 or a status (message in last error). */
 SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void *blob, size_t size);

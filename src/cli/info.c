@@ -34,6 +34,13 @@ int cli_info(int argc, char **argv)
     printf("device memory: %llu bytes (%.1f MiB)\n",
            (unsigned long long)sp_device_memory_bytes(dev),
            (double)sp_device_memory_bytes(dev) / (1024.0 * 1024.0));
+    uint32_t abandoned = sp_device_abandoned_cores(dev);
+    if (abandoned)
+        printf("health: degraded (%u chip thread(s) abandoned to kernels or orchestrations "
+               "that did not answer the interrupt)\n",
+               abandoned);
+    else
+        printf("health: ok (no chip thread abandoned)\n");
     sp_device_close(dev);
     return 0;
 }

@@ -112,7 +112,10 @@ static bool ours(int i, int sig, const siginfo_t *info, const sp_fault_guard *g)
     if (!g)
         return false;
     if (i == INTERRUPT_INDEX) {
-        if (!info || info->si_code != SI_QUEUE || info->si_pid != getpid())
+        /* Queued by a thread of ours, or by a watchdog timer of ours (a
+         * thread-targeted timer can only be made by this process). */
+        if (!info ||
+            !((info->si_code == SI_QUEUE && info->si_pid == getpid()) || info->si_code == SI_TIMER))
             return false;
         uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
         return (v >> 32) == INTERRUPT_TAG && g->cancel && (uint32_t)v == g->token &&
@@ -130,10 +133,24 @@ static void fault_handler(int sig, siginfo_t *info, void *uctx)
     while (i < INTERRUPT_INDEX && guarded_signals[i] != sig)
         i++;
     sp_fault_guard *g = armed_guard(current_tid());
+    if (i == INTERRUPT_INDEX && g && g->cancel && info &&
+        (info->si_code == SI_QUEUE || info->si_code == SI_TIMER)) {
+        uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+        /* Cast: a cancel word that can be deferred is its owner's own
+         * variable; only a deferred one is written here. */
+        _Atomic uint32_t *cw = (_Atomic uint32_t *)(uintptr_t)g->cancel;
+        if ((v >> 32) == INTERRUPT_TAG && (uint32_t)v == g->token &&
+            atomic_load_explicit(cw, memory_order_relaxed) == (g->token | SP_FAULT_DEFER)) {
+            atomic_store_explicit(cw, g->token | SP_FAULT_DEFER | SP_FAULT_PENDING,
+                                  memory_order_relaxed);
+            errno = saved_errno;
+            return;
+        }
+    }
     if (!ours(i, sig, info, g)) {
         /* An interrupt of ours aimed at a call that has returned: drop it. */
-        bool stale = i == INTERRUPT_INDEX && info && info->si_code == SI_QUEUE &&
-                     info->si_pid == getpid() &&
+        bool stale = i == INTERRUPT_INDEX && info &&
+                     (info->si_code == SI_QUEUE || info->si_code == SI_TIMER) &&
                      ((uint64_t)(uintptr_t)info->si_value.sival_ptr >> 32) == INTERRUPT_TAG;
         if (!stale)
             chain(i, sig, info, uctx);
@@ -282,16 +299,90 @@ void sp_fault_end(sp_fault_guard *g)
     g->thread = NULL;
 }
 
+/* Put our interrupt handler back if something reset the disposition to
+ * SIG_IGN or SIG_DFL since it was installed; a handler someone installed
+ * over ours is left alone (it may chain to ours). */
+static void keep_interrupt_handler(void)
+{
+    pthread_mutex_lock(&lock);
+    struct sigaction cur;
+    if (users && sigaction(SP_FAULT_INTERRUPT, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        (cur.sa_handler == SIG_IGN || cur.sa_handler == SIG_DFL)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = fault_handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SP_FAULT_INTERRUPT, &sa, NULL);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void sp_fault_jump(sp_fault_guard *g, int sig)
+{
+    atomic_store_explicit(&g->thread->armed, NULL, memory_order_relaxed);
+    g->sig = sig;
+    siglongjmp(g->jmp, 1);
+}
+
 int sp_fault_interrupt(pthread_t thread, uint32_t token)
 {
+    keep_interrupt_handler();
     union sigval v = {.sival_ptr = (void *)(uintptr_t)(INTERRUPT_TAG << 32 | token)};
     return pthread_sigqueue(thread, SP_FAULT_INTERRUPT, v) == 0 ? SP_OK : SP_ESYS;
+}
+
+int sp_fault_watchdog_start(sp_fault_watchdog *wd, uint32_t token, uint64_t timeout_ns)
+{
+    wd->armed = false;
+    keep_interrupt_handler();
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SP_FAULT_INTERRUPT;
+    sev.sigev_value.sival_ptr = (void *)(uintptr_t)(INTERRUPT_TAG << 32 | token);
+    sev._sigev_un._tid = current_tid(); /* glibc 2.36 lacks sigev_notify_thread_id */
+    if (timer_create(CLOCK_MONOTONIC, &sev, &wd->timer) != 0)
+        return SP_ESYS;
+    struct itimerspec when = {.it_value = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
+                                           .tv_nsec = (long)(timeout_ns % 1000000000u)}};
+    if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0)
+        when.it_value.tv_nsec = 1;
+    if (timer_settime(wd->timer, 0, &when, NULL) != 0) {
+        timer_delete(wd->timer);
+        return SP_ESYS;
+    }
+    wd->armed = true;
+    return SP_OK;
+}
+
+void sp_fault_watchdog_stop(sp_fault_watchdog *wd)
+{
+    /* A signal the timer sent just before is delivered as this call
+     * returns to user space: the guard, already disarmed, drops it. */
+    if (wd->armed)
+        timer_delete(wd->timer);
+    wd->armed = false;
+}
+
+uint32_t sp_fault_new_token(void)
+{
+    static _Atomic uint32_t next;
+    uint32_t t;
+    do /* relaxed: only uniqueness matters */
+        t = (atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1) & 0x3fffffffu;
+    while (t == 0);
+    return t;
 }
 
 const char *sp_fault_name(int sig)
 {
     if (sig == SP_FAULT_INTERRUPT)
         return "timeout";
+    if (sig == SP_FAULT_ABANDONED)
+        return "abandoned";
+    if (sig == SP_FAULT_EXITED)
+        return "thread exit";
     switch (sig) {
     case SIGSEGV:
         return "SIGSEGV";

@@ -35,9 +35,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* The interrupt signal (glibc's SIGRTMIN is a function call, not a constant). */
 #define SP_FAULT_INTERRUPT (SIGRTMIN + 5)
+
+/* What a core reports for a ticket that no signal ended (not signal
+ * numbers: above every real one). ABANDONED: the kernel did not answer the
+ * interrupt within the grace period, and its thread was given up and
+ * replaced; EXITED: the kernel ended its own thread (pthread_exit). */
+#define SP_FAULT_ABANDONED 0x10001
+#define SP_FAULT_EXITED 0x10002
 
 struct sp_fault_guard;
 
@@ -93,9 +101,36 @@ void sp_fault_arm_for(sp_fault_guard *g, const _Atomic uint32_t *cancel, uint32_
  * the thread. Idempotent. */
 void sp_fault_end(sp_fault_guard *g);
 
+/* Interrupts deferred: a guarded call that enters code which must not be
+ * jumped out of (the runtime's own, behind an sp_orch call) sets its
+ * cancel word to token | SP_FAULT_DEFER; an interrupt then only marks it
+ * SP_FAULT_PENDING, and the code, on its way out, restores the token and
+ * jumps itself (sp_fault_jump) if one came. Tokens stay below 2^30. */
+#define SP_FAULT_DEFER 0x80000000u
+#define SP_FAULT_PENDING 0x40000000u
+/* From the guarded thread, outside a handler: end the call `g` guards as
+ * if `sig` had (the guard's sigsetjmp returns again). */
+_Noreturn void sp_fault_jump(sp_fault_guard *g, int sig);
+
 /* Send the interrupt to `thread`, aimed at the call armed with `token`.
- * Returns 0 or SP_ESYS (the thread is gone, or the queue is full). */
+ * Dispositions are process-wide and a kernel may have reset the
+ * interrupt's to SIG_IGN or SIG_DFL (which would kill the process): ours is
+ * put back first in that case. Returns 0 or SP_ESYS (the thread is gone, or
+ * the queue is full). */
 int sp_fault_interrupt(pthread_t thread, uint32_t token);
+
+/* A one-shot timer that sends the interrupt, aimed at `token`, to the
+ * calling thread after `timeout_ns` (a watchdog over a call that cannot be
+ * watched from another thread: the orchestration). Returns 0 or SP_ESYS.
+ * Stop it before the guard it serves is armed again. */
+typedef struct sp_fault_watchdog {
+    timer_t timer;
+    bool armed;
+} sp_fault_watchdog;
+int sp_fault_watchdog_start(sp_fault_watchdog *wd, uint32_t token, uint64_t timeout_ns);
+void sp_fault_watchdog_stop(sp_fault_watchdog *wd);
+/* A token no earlier call in this process used (never 0). */
+uint32_t sp_fault_new_token(void);
 
 /* Name of a signal a guard caught ("SIGSEGV", "timeout" for the interrupt). */
 const char *sp_fault_name(int sig);

@@ -95,6 +95,23 @@ void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket);
  * backend cannot tell. A system call: only for kernels already past the
  * timeout. */
 uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core);
+/* Give up on `ticket` if its kernel is still running (it did not answer
+ * the interrupt): the ticket finishes at once with SP_FAULT_ABANDONED, the
+ * core gets a fresh thread for what is queued behind it, and the device
+ * counts itself degraded. False if the ticket finished meanwhile. */
+bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket);
+/* Launched threads (the AICPU threads running one sp_device_main each).
+ * A launched function whose thread may have been given up (an
+ * orchestration that ran past its watchdog) claims its own finish before
+ * it touches the run again: false means it was abandoned and must return
+ * at once without touching anything. */
+bool sp_chip_thread_claim(sp_chip *chip, uint32_t thread_index);
+/* Give up on launched thread `thread_index` (it did not answer the
+ * interrupt): its part of the launch counts as finished, with no result of
+ * its own, the index gets a fresh thread for later launches, and the
+ * device counts itself degraded. False if it returned or claimed its own
+ * finish meanwhile. Call from another launched thread. */
+bool sp_chip_abandon_thread(sp_chip *chip, uint32_t thread_index);
 /* Non-blocking, for diagnostics: the core's handshake state. */
 sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core);
 

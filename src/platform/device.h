@@ -53,6 +53,9 @@ const char *sp_device_platform_name(const sp_device *dev); /* "sim" */
 uint64_t sp_device_memory_bytes(const sp_device *dev);
 uint64_t sp_device_committed_bytes(const sp_device *dev); /* bytes in live allocations */
 uint32_t sp_device_core_count(const sp_device *dev);
+/* Degraded: how many core threads were abandoned (a kernel that did not
+ * answer the timeout's interrupt keeps its thread; the core got a new one). */
+uint32_t sp_device_abandoned_cores(const sp_device *dev);
 
 /* Device memory. Failures return a negative status and log one line. */
 int sp_device_malloc(sp_device *dev, uint64_t bytes, uint64_t *dev_out);

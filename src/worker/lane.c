@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "simpler/status.h"
 #include "worker/worker_internal.h"
@@ -27,14 +28,39 @@ static void lane_execute(sp_worker *w, sp_lease *l)
     sp_waitword_store(&l->state, LEASE_RUNNING);
     l->result = SP_OK;
     l->error[0] = 0;
-    int rc = w->m.simpler_launch_run(w->ctx, l->run);
+    int rc;
+    if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
+        rc = SP_EUNUSABLE;
+        snprintf(l->error, sizeof l->error,
+                 "run %llu not launched: an earlier run's device side never finished; close "
+                 "this worker",
+                 (unsigned long long)l->run_id);
+        l->result = rc;
+    } else {
+        rc = w->m.simpler_launch_run(w->ctx, l->run);
+    }
     bool launched = rc == SP_OK;
     if (rc == SP_OK) {
-        rc = w->m.simpler_wait_run(w->ctx, l->run, 0);
+        rc = w->m.simpler_wait_run(w->ctx, l->run, l->run_timeout_ns);
+        if (rc == SP_ETIMEOUT && l->run_timeout_ns) {
+            /* The device side is stuck: nothing can finalize the run, so
+             * it is left as it is and the worker refuses further runs. */
+            atomic_store_explicit(&w->stuck, 1, memory_order_release);
+            l->result = SP_ESTALL;
+            snprintf(l->error, sizeof l->error,
+                     "run %llu (slot %u, generation %llu): the device side did not finish within "
+                     "%llu ms of its launch (run_timeout_us); the run is abandoned and this "
+                     "worker can only be closed",
+                     (unsigned long long)l->run_id, (unsigned)(l - w->lease),
+                     (unsigned long long)l->generation,
+                     (unsigned long long)(l->run_timeout_ns / 1000000));
+            sp_waitword_store(&l->state, LEASE_DONE);
+            return;
+        }
         if (rc == SP_OK)
             w->m.simpler_run_stats(w->ctx, l->run, &l->stats);
     }
-    if (rc)
+    if (rc && !l->result)
         lease_fail(w, l, rc);
     l->trace.level = 0;
     if (launched) /* a failed run's trace too; before finalize frees the records */
@@ -83,15 +109,24 @@ int sp_lane_start(sp_worker *w)
     return SP_OK;
 }
 
-void sp_lane_stop(sp_worker *w)
+bool sp_lane_stop(sp_worker *w)
 {
     if (!w->lane_started)
-        return;
+        return true;
     /* Runs still queued are executed first: the lane stops only when idle. */
     atomic_store_explicit(&w->stop, 1, memory_order_release);
     sp_waitword_add(&w->kick, 1);
-    pthread_join(w->lane, NULL);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* pthread_timedjoin_np's clock */
+    uint64_t ns = (uint64_t)until.tv_nsec + w->close_timeout_ns % 1000000000u;
+    until.tv_sec += (time_t)(w->close_timeout_ns / 1000000000u + ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    if (pthread_timedjoin_np(w->lane, NULL, &until) != 0) {
+        pthread_detach(w->lane);
+        return false;
+    }
     w->lane_started = false;
+    return true;
 }
 
 static int worker_fail(sp_worker *w, int status, const char *fmt, const char *text)
@@ -106,6 +141,10 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     if (!w || !out)
         return SP_EINVAL;
     memset(out, 0, sizeof *out);
+    if (atomic_load_explicit(&w->stuck, memory_order_acquire))
+        return worker_fail(w, SP_EUNUSABLE, "%s",
+                           "an earlier run's device side never finished (SP_ESTALL): this worker "
+                           "can only be closed");
     pthread_mutex_lock(&w->submit_lock);
     sp_lease *l = NULL;
     uint32_t slot = 0;
@@ -128,6 +167,7 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     l->dispatch_id = ++w->next_dispatch_id;
     l->result = SP_OK;
     l->error[0] = 0;
+    l->run_timeout_ns = config ? config->run_timeout_us * 1000u : 0;
     memset(&l->stats, 0, sizeof l->stats);
     /* Held: nobody else takes this slot while it is prepared below. */
     sp_waitword_store(&l->state, LEASE_RESERVED);

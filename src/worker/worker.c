@@ -4,6 +4,7 @@
  * look like ours and follow SIMPLER_LOG. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
         return SP_ENOMEM;
     }
     pthread_mutex_init(&w->submit_lock, NULL);
+    w->close_timeout_ns = SP_WORKER_CLOSE_TIMEOUT_MS * 1000000ull; /* until the options are read */
     int rc = sp_module_open(module_path, &w->m, err, err_len);
     if (rc) {
         pthread_mutex_destroy(&w->submit_lock);
@@ -100,6 +102,8 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     sp_worker_options o = {0};
     if (opt)
         o = *opt;
+    w->close_timeout_ns =
+        (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
     rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm);
     if (rc) {
         snprintf(err, err_len, "%s", w->m.simpler_last_error(w->ctx));
@@ -115,12 +119,42 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     return SP_OK;
 }
 
+/* Workers close had to abandon (what still ran uses them): kept, and
+ * reachable from here, for the process's life. */
+static _Atomic(sp_worker *) kept_workers;
+
+static void keep_worker(sp_worker *w)
+{
+    sp_worker *head = atomic_load_explicit(&kept_workers, memory_order_relaxed);
+    do
+        w->next_kept = head;
+    while (!atomic_compare_exchange_weak_explicit(&kept_workers, &head, w, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 SP_EXPORT void sp_worker_close(sp_worker *w)
 {
     if (!w)
         return;
-    sp_lane_stop(w); /* runs still queued execute first */
+    /* Runs still queued execute first, within the close bound. */
+    if (!sp_lane_stop(w)) {
+        /* The lane waits for a device side that never ends and still
+         * uses the worker: everything is left to it (the process keeps it). */
+        SP_WARN("worker closed while its lane still waited for a run after %llu ms: the lane, "
+                "its device context and the module are abandoned to the process",
+                (unsigned long long)(w->close_timeout_ns / 1000000));
+        keep_worker(w);
+        return;
+    }
     sp_worker_trace_free(w);
+    if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
+        /* A launched run never finished: the device side still uses the
+         * context, the run storage and the module's code. Keep them. */
+        SP_WARN("worker closed after a run whose device side never finished: its device context "
+                "and run storage are abandoned to the process");
+        keep_worker(w);
+        return;
+    }
     if (w->ctx)
         w->m.simpler_destroy_device_context(w->ctx);
     for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)

@@ -27,7 +27,8 @@ typedef struct sp_lease {
     uint64_t epoch;
     uint64_t run_id;
     uint64_t dispatch_id;
-    void *run; /* the module's run storage for this slot */
+    void *run;               /* the module's run storage for this slot */
+    uint64_t run_timeout_ns; /* the lane's bound on the launched run; 0: none */
     int result;
     sp_run_stats stats;
     char error[640];
@@ -50,6 +51,11 @@ struct sp_worker {
     bool lane_started;
     sp_waitword kick; /* bumped when a run is queued or the lane must stop */
     _Atomic int stop;
+    /* A run's device side never finished (SP_ESTALL): its context, run
+     * storage and module stay as they are; the worker can only be closed. */
+    _Atomic int stuck;
+    uint64_t close_timeout_ns;   /* how long close waits for the lane */
+    struct sp_worker *next_kept; /* the list of workers close abandoned (worker.c) */
 
     char last_error[640];
     sp_run_trace trace; /* the last waited run's trace (sp_worker_last_trace) */
@@ -57,7 +63,9 @@ struct sp_worker {
 
 /* Start / stop the lane thread that launches queued runs in order. */
 int sp_lane_start(sp_worker *w);
-void sp_lane_stop(sp_worker *w);
+/* False: the lane did not stop within w->close_timeout_ns (it waits for a
+ * device side that never ends) and was left running, detached. */
+bool sp_lane_stop(sp_worker *w);
 
 /* trace.c: copy a completed run's trace into its lease (before finalize),
  * hand it to the worker at wait, free every trace buffer at close. */

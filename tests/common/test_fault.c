@@ -137,3 +137,49 @@ Test(fault, a_registered_thread_runs_guarded_calls)
     sp_fault_thread_leave(&t);
     sp_fault_uninstall();
 }
+
+/* An interrupt that arrives while the call defers it (inside the runtime's
+ * own code) is only marked pending; the call takes it where the deferral
+ * ends, not where it landed. */
+__attribute__((noinline)) static int guarded_deferred(_Atomic uint32_t *cancel, uint32_t token,
+                                                      uint32_t *seen)
+{
+    sp_fault_guard g;
+    reached_end = 0;
+    if (SP_FAULT_TRY_FOR(&g, cancel, token)) {
+        atomic_store(cancel, token | SP_FAULT_DEFER);
+        sp_fault_interrupt(pthread_self(), token); /* delivered before this returns */
+        reached_end = 1;                           /* the deferred part ran to its end */
+        *seen = atomic_exchange(cancel, token);
+        if (*seen & SP_FAULT_PENDING)
+            sp_fault_jump(&g, SP_FAULT_INTERRUPT);
+        reached_end = 2;
+    }
+    sp_fault_end(&g);
+    return g.sig;
+}
+
+Test(fault, a_deferred_interrupt_is_taken_where_the_deferral_ends)
+{
+    cr_assert_eq(sp_fault_install(), 0);
+    _Atomic uint32_t cancel = 7;
+    uint32_t seen = 0;
+    cr_expect_eq(guarded_deferred(&cancel, 7, &seen), SP_FAULT_INTERRUPT);
+    cr_expect_eq(reached_end, 1, "jumped inside the deferred part, or not at all");
+    cr_expect_eq(seen, 7u | SP_FAULT_DEFER | SP_FAULT_PENDING);
+    sp_fault_uninstall();
+}
+
+/* A kernel may reset the interrupt's disposition (process-wide) to SIG_IGN
+ * or SIG_DFL, which would drop it or kill the process: the guard puts its
+ * handler back before it interrupts. */
+Test(fault, an_interrupt_reinstalls_a_reset_disposition)
+{
+    cr_assert_eq(sp_fault_install(), 0);
+    _Atomic uint32_t cancel = 9;
+    signal(SP_FAULT_INTERRUPT, SIG_IGN);
+    cr_expect_eq(guarded_interrupt(&cancel, 9, 0), SP_FAULT_INTERRUPT);
+    signal(SP_FAULT_INTERRUPT, SIG_DFL);
+    cr_expect_eq(guarded_interrupt(&cancel, 9, 0), SP_FAULT_INTERRUPT, "SIG_DFL kills the process");
+    sp_fault_uninstall();
+}

@@ -1,7 +1,9 @@
 /* Kernels that fail on purpose, for the fault tests. Built without
  * sanitizers (tests/CMakeLists.txt): the faults must reach the runtime as
  * real signals, not as sanitizer reports. */
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include "simpler/kernel.h"
 
@@ -39,4 +41,39 @@ SP_KERNEL(fault_hang)
     (void)args, (void)ctx;
     for (volatile int spin = 1; spin;)
         ;
+}
+
+/* Blocks every signal (the interrupt included) and spins for about three
+ * seconds: the timeout's interrupt cannot land, so the core must be
+ * abandoned. Bounded only so that the thread it strands does not burn a
+ * CPU for the rest of the test process. */
+SP_KERNEL(fault_hang_masked)
+{
+    (void)args, (void)ctx;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while (t.tv_sec - t0.tv_sec < 3);
+}
+
+/* Sets every real-time signal (the guard's interrupt among them) to
+ * SIG_IGN, then spins forever: the guard must put its handler back. */
+SP_KERNEL(fault_hang_ignoring)
+{
+    (void)args, (void)ctx;
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        signal(s, SIG_IGN);
+    for (volatile int spin = 1; spin;)
+        ;
+}
+
+/* Ends the core's thread. */
+SP_KERNEL(fault_thread_exit)
+{
+    (void)args, (void)ctx;
+    pthread_exit(NULL);
 }

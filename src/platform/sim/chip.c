@@ -79,6 +79,52 @@ static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, con
     return SP_OK;
 }
 
+int sim_core_start(sim_core *core, uint32_t done, bool replacement)
+{
+    struct sim_chip *chip = (struct sim_chip *)core->chip;
+    sim_core_thread *t = calloc(1, sizeof *t);
+    if (!t)
+        return SP_ENOMEM;
+    t->core = core;
+    t->done = done;
+    t->announce = replacement;
+    char name[32];
+    snprintf(name, sizeof name, "sp%d-%s%u", chip->dev->id,
+             core->type == SP_CORE_AIC ? "aic" : "aiv", core->id);
+    /* Every thread starts awake (the count at create covers the first
+     * ones); relaxed: a hint for the wait policy. */
+    if (replacement)
+        atomic_fetch_add_explicit(&chip->view.awake, 1, memory_order_relaxed);
+    pthread_t th;
+    int rc = start_thread(&th, sim_core_main, t, name, chip->dev);
+    if (rc) {
+        if (replacement)
+            atomic_fetch_sub_explicit(&chip->view.awake, 1, memory_order_relaxed);
+        free(t);
+        return rc;
+    }
+    atomic_store_explicit(&core->thread, th, memory_order_release);
+    return SP_OK;
+}
+
+int sim_aicpu_start(sim_aicpu *t, bool replacement)
+{
+    struct sim_chip *chip = t->chip;
+    char name[32];
+    snprintf(name, sizeof name, "sp%d-aicpu%u", chip->dev->id, t->index);
+    if (replacement) /* relaxed: a hint for the wait policy */
+        atomic_fetch_add_explicit(&chip->view.awake, 1, memory_order_relaxed);
+    pthread_t th;
+    int rc = start_thread(&th, sim_aicpu_main, t, name, chip->dev);
+    if (rc) {
+        if (replacement)
+            atomic_fetch_sub_explicit(&chip->view.awake, 1, memory_order_relaxed);
+        return rc;
+    }
+    atomic_store_explicit(&t->thread, th, memory_order_release);
+    return SP_OK;
+}
+
 static void stop_threads(struct sim_chip *chip)
 {
     for (uint32_t i = 0; i < chip->aicpu_count; i++)
@@ -89,10 +135,11 @@ static void stop_threads(struct sim_chip *chip)
             sp_waitword_store(&chip->view.cores[i].doorbell, SIM_DOORBELL_STOP);
     for (uint32_t i = 0; i < chip->aicpu_count; i++)
         if (chip->aicpu[i].started)
-            pthread_join(chip->aicpu[i].thread, NULL);
+            pthread_join(atomic_load_explicit(&chip->aicpu[i].thread, memory_order_acquire), NULL);
     for (uint32_t i = 0; i < chip->view.core_count; i++)
         if (chip->view.cores[i].started)
-            pthread_join(chip->view.cores[i].thread, NULL);
+            pthread_join(atomic_load_explicit(&chip->view.cores[i].thread, memory_order_acquire),
+                         NULL);
 }
 
 static void chip_free(struct sim_chip *chip)
@@ -165,7 +212,6 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     chip->view.low_water = chip->view.queue_depth / 2;
 
     int rc = SP_OK;
-    char name[32];
     for (uint32_t i = 0; i < chip->view.core_count && rc == SP_OK; i++) {
         sim_core *core = &chip->view.cores[i];
         core->chip = &chip->view;
@@ -174,17 +220,14 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         atomic_store_explicit(&core->status, SIM_STATUS_FIN | 0, memory_order_relaxed);
         /* No ticket has this value: no interrupt is pending. */
         atomic_store_explicit(&core->interrupt, ~0u, memory_order_relaxed);
-        snprintf(name, sizeof name, "sp%d-%s%u", dev->id, core->type == SP_CORE_AIC ? "aic" : "aiv",
-                 i);
-        rc = start_thread(&core->thread, sim_core_main, core, name, dev);
+        rc = sim_core_start(core, 0, false);
         core->started = rc == SP_OK;
     }
     for (uint32_t i = 0; i < chip->aicpu_count && rc == SP_OK; i++) {
         sim_aicpu *t = &chip->aicpu[i];
         t->chip = chip;
         t->index = i;
-        snprintf(name, sizeof name, "sp%d-aicpu%u", dev->id, i);
-        rc = start_thread(&t->thread, sim_aicpu_main, t, name, dev);
+        rc = sim_aicpu_start(t, false);
         t->started = rc == SP_OK;
     }
     if (rc) {
@@ -197,6 +240,20 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     return SP_OK;
 }
 
+/* Chips torn down while abandoned threads may still look at them: kept,
+ * and reachable from here, for the process's life (what a leak checker
+ * should see: memory deliberately kept, not lost). */
+static _Atomic(struct sim_chip *) kept_chips;
+
+static void keep_chip(struct sim_chip *chip)
+{
+    struct sim_chip *head = atomic_load_explicit(&kept_chips, memory_order_relaxed);
+    do
+        chip->next_kept = head;
+    while (!atomic_compare_exchange_weak_explicit(&kept_chips, &head, chip, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 void sim_chip_destroy(struct sim_chip *chip)
 {
     if (!chip)
@@ -206,6 +263,15 @@ void sim_chip_destroy(struct sim_chip *chip)
         sp_device_wait(chip->dev, 0);
     }
     stop_threads(chip);
+    if (atomic_load_explicit(&chip->abandoned, memory_order_acquire)) {
+        /* An abandoned core thread may still come back from its kernel and
+         * look at its core (to find it lost the claim) under the crash
+         * guard: both stay for the process's life (a few KiB). */
+        SP_WARN("device %d: closed with %u abandoned chip thread(s); their state is kept",
+                chip->dev->id, atomic_load_explicit(&chip->abandoned, memory_order_relaxed));
+        keep_chip(chip);
+        return;
+    }
     chip_free(chip);
     sp_fault_uninstall();
 }

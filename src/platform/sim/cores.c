@@ -6,31 +6,106 @@
  * queued ticket; the scheduler sees FIN|n with an acquire load. No lock,
  * allocation or syscall unless a waiter is parked. */
 #include <assert.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "common/fault.h"
+#include "common/log.h"
 #include "common/ticks.h"
 #include "platform/sim/sim_chip.h"
 #include "simpler/status.h"
 
+/* Give ticket n's finish to whoever claims it first: the thread whose
+ * kernel returned, or one abandoning the ticket. */
+static bool claim_ticket(sim_core *core, uint32_t n)
+{
+    uint32_t want = SIM_STATUS_ACK | n;
+    /* acq_rel: the loser learns it lost before it writes anything; the
+     * winner's result stores are published by its FIN release. */
+    return atomic_compare_exchange_strong_explicit(&core->status, &want, SIM_STATUS_CLAIM | n,
+                                                   memory_order_acq_rel, memory_order_relaxed);
+}
+
+/* Finish a claimed ticket that no kernel return ended: record `why`, start
+ * the core's next thread (before FIN, so a teardown that sees the core
+ * idle joins the new thread, not a half-started one), publish FIN. The FIN
+ * store is the caller's last touch of the chip (a thread ending itself is
+ * not joined: the chip may be gone right after); the successor announces
+ * the finish once it sees it. */
+static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
+{
+    sim_result *res = &core->result[n % SIM_QUEUE_MAX];
+    res->fault = why; /* plain: the FIN release publishes it */
+    res->start_ns = res->end_ns = 0;
+    if (sim_core_start(core, n, true) != SP_OK) {
+        struct sim_chip *chip = (struct sim_chip *)core->chip;
+        atomic_store_explicit(&chip->broken, 1, memory_order_release);
+        /* Nobody will run what is queued behind: finish it as lost too. */
+        uint32_t rung = atomic_load_explicit(&core->doorbell.value, memory_order_acquire);
+        while (!(rung & SIM_DOORBELL_STOP) && n != rung) {
+            n = (n + 1) & SIM_SEQ_MASK;
+            core->result[n % SIM_QUEUE_MAX].fault = why;
+        }
+        /* No successor to announce it: before FIN (a waiter that misses it
+         * wakes at its next timeout check). */
+        sp_waitword_add(&core->chip->event, 1);
+    }
+    atomic_store_explicit(&core->status, SIM_STATUS_FIN | n, memory_order_release);
+}
+
+/* The kernel of (self, ticket) ended its thread: runs as pthread_exit
+ * unwinds the core thread's stack. */
+typedef struct exit_note {
+    sim_core_thread *self;
+    uint32_t ticket;
+    sp_fault_guard *g;
+} exit_note;
+
+static void kernel_exited(void *arg)
+{
+    exit_note *x = arg;
+    sim_core_thread *self = x->self;
+    sim_core *core = self->core;
+    sp_fault_end(x->g);
+    sp_fault_thread_leave(&self->fault);
+    /* Relaxed: a count of running threads, a hint for the wait policy. */
+    atomic_fetch_sub_explicit(&core->chip->awake, 1, memory_order_relaxed);
+    if (claim_ticket(core, x->ticket)) {
+        /* Nobody joins this thread: the core gets another. */
+        pthread_detach(pthread_self());
+        finish_lost_ticket(core, x->ticket, SP_FAULT_EXITED); /* the last touch */
+    }
+    /* Else a scheduler abandoned it first (and detached it): the chip is
+     * kept for such threads. */
+    free(self);
+}
+
 /* Call the kernel under a crash guard: a kernel that crashes (or is
  * interrupted for running too long) ends its dispatch with a fault, not the
- * process. The interrupt counts only while it names this ticket. Its own
- * frame keeps the caller's locals out of the longjmp's way. Returns the
- * signal, or 0. */
-__attribute__((noinline)) static int run_kernel(sim_core *core, uint32_t ticket,
+ * process; one that calls pthread_exit is caught by the cleanup handler.
+ * The interrupt counts only while it names this ticket. Its own frame
+ * keeps the caller's locals out of the longjmp's way (the cleanup buffer
+ * is pushed outside the jump's reach). Returns the signal, or 0. */
+__attribute__((noinline)) static int run_kernel(sim_core_thread *self, uint32_t ticket,
                                                 const sp_chip_payload *p, const sp_kernel_ctx *ctx)
 {
     sp_fault_guard g;
-    if (SP_FAULT_TRY_ON(&core->fault, &g, &core->interrupt, ticket))
+    exit_note note = {.self = self, .ticket = ticket, .g = &g};
+    pthread_cleanup_push(kernel_exited, &note);
+    if (SP_FAULT_TRY_ON(&self->fault, &g, &self->core->interrupt, ticket))
         p->fn(p->args, ctx);
     sp_fault_end(&g);
+    pthread_cleanup_pop(0);
     return g.sig;
 }
 
-/* Run ticket n, the oldest queued one. */
-static void run_ticket(sim_core *core, sp_kernel_ctx *ctx, uint32_t n)
+/* Run ticket n, the oldest queued one. False: the ticket was abandoned
+ * while its kernel ran, and this thread no longer serves the core. */
+static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
 {
+    sim_core *core = self->core;
     /* The acquire load of the doorbell ordered the scheduler's payload
      * stores before these reads; the scheduler rewrites this slot only
      * after it sees FIN of this ticket, which we store after these reads. */
@@ -44,14 +119,17 @@ static void run_ticket(sim_core *core, sp_kernel_ctx *ctx, uint32_t n)
         ctx->block_num = p.block_num;
         ctx->sub_block = p.sub_block;
         ctx->task_id = p.task_id;
-        fault = run_kernel(core, n, &p, ctx);
+        fault = run_kernel(self, n, &p, ctx);
     }
+    if (!claim_ticket(core, n))
+        return false;
     res->fault = fault;               /* plain: the FIN release publishes it */
     if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
         res->start_ns = t0;
         res->end_ns = sp_ticks();
     }
     atomic_store_explicit(&core->status, SIM_STATUS_FIN | n, memory_order_release);
+    return true;
 }
 
 /* Tell waiters a ticket finished with `left` tickets still queued. Every
@@ -69,21 +147,35 @@ static void announce_finish(struct sp_chip *chip, uint32_t left)
 
 void *sim_core_main(void *arg)
 {
-    sim_core *core = arg;
+    sim_core_thread *self = arg;
+    sim_core *core = self->core;
     struct sp_chip *chip = core->chip;
     sp_kernel_ctx ctx = {.core_type = core->type, .core_id = core->id, .cluster_id = core->cluster};
-    uint32_t done = 0;                   /* last ticket finished */
-    sp_fault_thread_enter(&core->fault); /* the guard's registration, an alternate stack */
+    uint32_t done = self->done; /* last ticket finished */
+    /* A replacement is started just before its predecessor's last FIN is
+     * published (a few instructions later): wait for it. */
+    while (atomic_load_explicit(&core->status, memory_order_acquire) != (SIM_STATUS_FIN | done))
+        sched_yield();
+    if (self->announce) /* the predecessor's last finish, for the scheduler */
+        sp_waitword_add(&chip->event, 1);
+    sp_fault_thread_enter(&self->fault); /* the guard's registration, an alternate stack */
     for (;;) {
         uint32_t rung = sp_waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);
         while (!(rung & SIM_DOORBELL_STOP) && rung != done) {
             done = (done + 1) & SIM_SEQ_MASK;
-            run_ticket(core, &ctx, done);
+            if (!run_ticket(self, &ctx, done)) {
+                /* Abandoned: the core has another thread; touch nothing of it. */
+                sp_fault_thread_leave(&self->fault);
+                atomic_fetch_sub_explicit(&chip->awake, 1, memory_order_relaxed);
+                free(self);
+                return NULL;
+            }
             rung = atomic_load_explicit(&core->doorbell.value, memory_order_acquire);
             announce_finish(chip, rung & SIM_DOORBELL_STOP ? 0 : (rung - done) & SIM_SEQ_MASK);
         }
         if (rung & SIM_DOORBELL_STOP) {
-            sp_fault_thread_leave(&core->fault);
+            sp_fault_thread_leave(&self->fault);
+            free(self);
             return NULL;
         }
     }
@@ -127,7 +219,7 @@ static inline uint32_t doorbell_seq(sim_core *core)
 static inline uint32_t finished_of(uint32_t status)
 {
     uint32_t n = status & SIM_SEQ_MASK;
-    return status & SIM_STATUS_FIN ? n : (n - 1) & SIM_SEQ_MASK;
+    return (status & SIM_STATUS_CLAIM) == SIM_STATUS_FIN ? n : (n - 1) & SIM_SEQ_MASK;
 }
 
 uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core_id)
@@ -234,7 +326,41 @@ void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
      * the next) is left alone. */
     atomic_store_explicit(&c->interrupt, ticket, memory_order_seq_cst);
     if (atomic_load_explicit(&c->status, memory_order_acquire) == (SIM_STATUS_ACK | ticket))
-        sp_fault_interrupt(c->thread, ticket);
+        sp_fault_interrupt(atomic_load_explicit(&c->thread, memory_order_acquire), ticket);
+}
+
+/* Keep the object a kernel lives in mapped for the process's life: the
+ * abandoned thread may still be executing it when its callable is
+ * unregistered. dlopen of an object already loaded, by its own name, with
+ * RTLD_NOLOAD | RTLD_NODELETE marks it never to be unloaded. */
+static void keep_kernel_mapped(sp_kernel_fn fn)
+{
+    Dl_info info;
+    if (!fn || !dladdr((void *)(uintptr_t)fn, &info) || !info.dli_fname)
+        return;
+    void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    if (!h)
+        SP_WARN("cannot pin the code of an abandoned kernel (%s): unregistering its callable "
+                "may crash the process",
+                info.dli_fname);
+}
+
+bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    assert(core < chip->core_count);
+    sim_core *c = &chip->cores[core];
+    if (!claim_ticket(c, ticket))
+        return false; /* it finished (or never started) meanwhile */
+    struct sim_chip *sc = (struct sim_chip *)chip;
+    pthread_t old = atomic_load_explicit(&c->thread, memory_order_acquire);
+    keep_kernel_mapped(c->payload[ticket % SIM_QUEUE_MAX].fn);
+    atomic_fetch_add_explicit(&sc->abandoned, 1, memory_order_relaxed); /* a statistic */
+    SP_WARN("device %d: core %u did not answer the interrupt of ticket %u; its thread is "
+            "abandoned and replaced (device degraded: %u core thread(s) abandoned)",
+            sc->dev->id, core, ticket, atomic_load_explicit(&sc->abandoned, memory_order_relaxed));
+    finish_lost_ticket(c, ticket, SP_FAULT_ABANDONED);
+    pthread_detach(old);
+    return true;
 }
 
 uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)

@@ -4,6 +4,7 @@
  * go words; the last one to return waits for the cores to go idle, closes
  * the device view of memory and publishes the launch as done, which is what
  * the host polls or waits on. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,18 @@
 static int launch_noop(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
 {
     (void)chip, (void)dev_ctx, (void)index, (void)count;
+    return SP_OK;
+}
+
+/* A device side that never finishes (SIMPLER_SIM_FAULT_LAUNCH=stuck): it
+ * ignores everything, as a scheduler caught in a bug would. Parked, so it
+ * costs no CPU. */
+static int launch_stuck(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)chip, (void)dev_ctx, (void)index, (void)count;
+    sp_waitword never = {0};
+    for (;;)
+        sp_waitword_wait_ne(&never, 0, NULL, 0, NULL);
     return SP_OK;
 }
 
@@ -41,17 +54,30 @@ void *sim_aicpu_main(void *arg)
 {
     sim_aicpu *self = arg;
     struct sim_chip *chip = self->chip;
-    uint32_t last = 0;
-    /* An alternate stack for the orchestrations run here (tmr). */
-    sp_fault_thread_enter(&self->fault);
+    uint32_t last = self->start_seq;
+    /* The thread's own registration (an alternate stack for the
+     * orchestrations run here, tmr): an abandoned thread keeps its own. */
+    sp_fault_thread fault;
+    sp_fault_thread_enter(&fault);
     for (;;) {
         uint32_t seq = sp_waitword_wait_ne(&self->go, last, &chip->view.wait, 0, NULL);
         if (seq & SIM_DOORBELL_STOP) {
-            sp_fault_thread_leave(&self->fault);
+            sp_fault_thread_leave(&fault);
             return NULL;
         }
         last = seq;
         int rc = chip->fn(&chip->view, chip->dev_ctx, self->index, chip->threads);
+        uint32_t mine = seq, kept = seq | SIM_AICPU_CLAIMED;
+        if (!atomic_compare_exchange_strong_explicit(&self->claim, &mine, 0, memory_order_acq_rel,
+                                                     memory_order_acquire) &&
+            !atomic_compare_exchange_strong_explicit(&self->claim, &kept, 0, memory_order_acq_rel,
+                                                     memory_order_acquire)) {
+            /* Abandoned while fn ran: its part of the launch was finished
+             * for it, and another thread serves this index now. */
+            sp_fault_thread_leave(&fault);
+            atomic_fetch_sub_explicit(&chip->view.awake, 1, memory_order_relaxed);
+            return NULL;
+        }
         if (rc) {
             int none = 0;
             /* Relaxed is enough: the acq_rel countdown below orders this
@@ -62,6 +88,57 @@ void *sim_aicpu_main(void *arg)
         if (atomic_fetch_sub_explicit(&chip->remaining, 1, memory_order_acq_rel) == 1)
             launch_finish(chip, seq);
     }
+}
+
+bool sp_chip_thread_claim(sp_chip *view, uint32_t index)
+{
+    struct sim_chip *chip = (struct sim_chip *)view;
+    if (index >= chip->aicpu_count)
+        return false;
+    sim_aicpu *t = &chip->aicpu[index];
+    if (!pthread_equal(atomic_load_explicit(&t->thread, memory_order_acquire), pthread_self()))
+        return false; /* replaced: this thread was abandoned */
+    uint32_t v = atomic_load_explicit(&t->claim, memory_order_acquire);
+    if (v == 0 || (v & SIM_AICPU_CLAIMED) ||
+        !atomic_compare_exchange_strong_explicit(&t->claim, &v, v | SIM_AICPU_CLAIMED,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        return false;
+    /* Replaced between the two looks (and a later launch already set the
+     * claim for the new thread): give the claim back. */
+    if (!pthread_equal(atomic_load_explicit(&t->thread, memory_order_acquire), pthread_self())) {
+        uint32_t mine = v | SIM_AICPU_CLAIMED;
+        atomic_compare_exchange_strong_explicit(&t->claim, &mine, v, memory_order_acq_rel,
+                                                memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+bool sp_chip_abandon_thread(sp_chip *view, uint32_t index)
+{
+    struct sim_chip *chip = (struct sim_chip *)view;
+    if (index >= chip->aicpu_count)
+        return false;
+    sim_aicpu *t = &chip->aicpu[index];
+    uint32_t seq = atomic_load_explicit(&chip->launched, memory_order_acquire);
+    uint32_t want = seq;
+    if (!atomic_compare_exchange_strong_explicit(&t->claim, &want, 0, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return false; /* it returned, or claimed its own finish, meanwhile */
+    pthread_t old = atomic_load_explicit(&t->thread, memory_order_acquire);
+    atomic_fetch_add_explicit(&chip->abandoned, 1, memory_order_relaxed); /* a statistic */
+    SP_WARN("device %d: AICPU thread %u did not answer the interrupt; it is abandoned and "
+            "replaced (device degraded: %u thread(s) abandoned)",
+            chip->dev->id, index, atomic_load_explicit(&chip->abandoned, memory_order_relaxed));
+    t->start_seq = seq; /* the replacement waits for the next launch */
+    if (sim_aicpu_start(t, true) != SP_OK)
+        atomic_store_explicit(&chip->broken, 1, memory_order_release);
+    pthread_detach(old);
+    /* Its part of this launch ends here. The caller is a launched thread
+     * still running, so this is never the last part. */
+    if (atomic_fetch_sub_explicit(&chip->remaining, 1, memory_order_acq_rel) == 1)
+        launch_finish(chip, seq);
+    return true;
 }
 
 int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads)
@@ -83,13 +160,20 @@ int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, 
     }
     /* Fault injection, for the tests of launch acceptance and of a device
      * left unusable: SIMPLER_SIM_FAULT_LAUNCH=before fails before anything
-     * starts, =halfway after part of the AICPU threads have started. */
+     * starts, =halfway after part of the AICPU threads have started, =stuck
+     * starts a device side that never finishes. */
     const char *fault = getenv("SIMPLER_SIM_FAULT_LAUNCH");
     if (fault && strcmp(fault, "before") == 0) {
         SP_ERROR("device %d: injected launch fault before start", dev->id);
         return SP_ELAUNCH;
     }
     bool halfway = fault && strcmp(fault, "halfway") == 0;
+    if (atomic_load_explicit(&chip->broken, memory_order_acquire)) {
+        SP_ERROR("device %d: a core lost its thread and none could be started; re-create the "
+                 "device",
+                 dev->id);
+        return SP_EUNUSABLE;
+    }
     uint32_t idle = 0;
     /* Acquire pairs with launch_finish's release: the previous launch's
      * threads are done with the fields written below. */
@@ -97,6 +181,17 @@ int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, 
                                                  memory_order_relaxed))
         return SP_EBUSY;
 
+    /* Relaxed: a statistic, read by the one launcher. */
+    uint32_t abandoned = atomic_load_explicit(&chip->abandoned, memory_order_relaxed);
+    if (abandoned != chip->abandoned_warned) {
+        SP_WARN("device %d is degraded: %u chip thread(s) were abandoned to kernels or "
+                "orchestrations that did not answer the interrupt (each may still use a CPU); "
+                "their places run on fresh threads",
+                dev->id, abandoned);
+        chip->abandoned_warned = abandoned;
+    }
+    if (fault && strcmp(fault, "stuck") == 0)
+        fn = launch_stuck;
     if (halfway) {
         /* Start half of the threads on nothing, then report the failure.
          * Nobody waits for it: its outcome goes to no record (the run that
@@ -121,8 +216,11 @@ int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, 
     atomic_store_explicit(&chip->launched, chip->seq, memory_order_release);
 
     sim_memory_set_device_access(dev->mem, true);
-    for (uint32_t i = 0; i < threads; i++)
+    for (uint32_t i = 0; i < threads; i++) {
+        /* Relaxed: published by the release of the go word. */
+        atomic_store_explicit(&chip->aicpu[i].claim, chip->seq, memory_order_relaxed);
         sp_waitword_store(&chip->aicpu[i].go, chip->seq);
+    }
     if (halfway) {
         SP_ERROR("device %d: injected launch fault after %u thread(s) started", dev->id, threads);
         return SP_ELAUNCH_PARTIAL;
@@ -209,4 +307,11 @@ int sp_device_wait_idle(sp_device *dev, uint64_t deadline_ns)
         if (timed_out && atomic_load_explicit(&chip->busy, memory_order_acquire))
             return SP_EBUSY;
     }
+}
+
+uint32_t sp_device_abandoned_cores(const sp_device *dev)
+{
+    if (!dev || !dev->chip)
+        return 0;
+    return atomic_load_explicit(&dev->chip->abandoned, memory_order_relaxed);
 }

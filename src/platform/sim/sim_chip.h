@@ -15,7 +15,14 @@
  * up hides its own latency (and its time off the CPU) behind the kernels.
  * Tickets are 30 bits (SP_CHIP_TICKET_MASK); the top bits mark ACK/FIN in
  * the status word and STOP in the doorbell. Only differences are used, so
- * wrap-around is harmless. */
+ * wrap-around is harmless.
+ *
+ * A core whose kernel does not answer the interrupt (it blocks signals, or
+ * sits in a system call) is abandoned: the scheduler claims its ticket,
+ * and a fresh thread takes over the core; the old thread, if its kernel
+ * ever returns, finds its claim lost and exits without touching anything.
+ * A kernel that calls pthread_exit is noticed by a cleanup handler, which
+ * finishes its ticket and starts the successor before the thread ends. */
 #ifndef SP_PLATFORM_SIM_CHIP_H
 #define SP_PLATFORM_SIM_CHIP_H
 
@@ -30,6 +37,10 @@
 #define SIM_SEQ_MASK SP_CHIP_TICKET_MASK
 #define SIM_STATUS_ACK 0x40000000u
 #define SIM_STATUS_FIN 0x80000000u
+/* ACK|FIN: ticket n is being finished by whoever claimed it (the core
+ * thread whose kernel returned, or a scheduler abandoning it): only the
+ * claimer, by a CAS from ACK|n, writes its result and FIN|n. */
+#define SIM_STATUS_CLAIM (SIM_STATUS_ACK | SIM_STATUS_FIN)
 #define SIM_DOORBELL_STOP 0x80000000u /* never a sequence number */
 
 /* Payload slots per core (a power of two); the chip's queue depth, at
@@ -60,10 +71,21 @@ typedef struct sim_core {
     uint32_t id;
     uint32_t type; /* sp_core_type */
     uint32_t cluster;
-    pthread_t thread;
+    /* The thread serving the core now: replaced when one is abandoned or
+     * exits (by a scheduler or by the dying thread), read by the interrupt
+     * and by teardown. */
+    _Atomic pthread_t thread;
     bool started;
-    sp_fault_thread fault; /* the core thread's guard registration */
 } sim_core;
+
+/* One core thread's own state, owned (and freed) by that thread: a thread
+ * that was abandoned may outlive its core's next thread. */
+typedef struct sim_core_thread {
+    sim_core *core;
+    uint32_t done;         /* the ticket finished when this thread took over */
+    bool announce;         /* a replacement: bump the chip event once FIN|done is out */
+    sp_fault_thread fault; /* its guard registration and alternate stack */
+} sim_core_thread;
 
 /* The device-side view: what launched code gets as its sp_chip. */
 struct sp_chip {
@@ -87,13 +109,22 @@ struct sp_chip {
     alignas(SP_CACHE_LINE) _Atomic uint32_t awake;
 };
 
+/* sim_aicpu.claim: the launch seq the thread runs; with this bit, the
+ * thread has claimed its own finish (sp_chip_thread_claim). 0: given up. */
+#define SIM_AICPU_CLAIMED 0x80000000u
+
 typedef struct sim_aicpu {
     alignas(SP_CACHE_LINE) sp_waitword go; /* launch sequence, or SIM_DOORBELL_STOP */
+    /* Who finishes the current launch's part on this thread: the thread
+     * when its function returns, or sp_chip_abandon_thread. */
+    _Atomic uint32_t claim;
     struct sim_chip *chip;
     uint32_t index;
-    pthread_t thread;
+    uint32_t start_seq; /* the launch a replacement thread starts after */
+    /* The thread serving this index now; replaced when it is abandoned
+     * (during a launch; teardown reads it after the launch is done). */
+    _Atomic pthread_t thread;
     bool started;
-    sp_fault_thread fault;
 } sim_aicpu;
 
 struct sim_chip {
@@ -120,14 +151,30 @@ struct sim_chip {
     _Atomic int result;                           /* first non-zero return of fn */
     /* Seq of the last launch finished: what the host waits on. */
     alignas(SP_CACHE_LINE) sp_waitword done;
+
+    /* Degraded: core threads abandoned to kernels that never answered the
+     * interrupt (each may still hold a CPU). Teardown keeps the core table
+     * and the crash guard alive for them. `broken`: a core could not get a
+     * new thread; launches are refused. */
+    _Atomic uint32_t abandoned;
+    _Atomic uint32_t broken;
+    uint32_t abandoned_warned;  /* launcher-only: count last reported */
+    struct sim_chip *next_kept; /* the list of chips kept at teardown (chip.c) */
 };
 
 /* cores.c */
 void *sim_core_main(void *arg);
+
+/* chip.c: start a thread for `core` that carries on after ticket `done`
+ * (a replacement waits until its predecessor's FIN|done is published).
+ * Returns 0 or SP_ESYS / SP_ENOMEM. */
+int sim_core_start(sim_core *core, uint32_t done, bool replacement);
 /* Wait until every core has finished its last dispatch. */
 void sim_chip_wait_cores_idle(struct sp_chip *chip);
 
 /* launch.c */
 void *sim_aicpu_main(void *arg);
+/* chip.c: start the thread of AICPU index `t` (start_seq set). */
+int sim_aicpu_start(sim_aicpu *t, bool replacement);
 
 #endif

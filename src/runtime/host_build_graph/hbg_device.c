@@ -154,7 +154,7 @@ static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig
     if (sp_fault_report_claim(&r->img->fault, task, core, r->tasks[task].kernel[lane], sig,
                               ran_ns)) {
         int32_t none = 0;
-        int status = sig == SP_FAULT_INTERRUPT ? SP_EKERNEL_TIMEOUT : SP_EKERNEL_FAULT;
+        int status = sp_fault_status(sig);
         atomic_compare_exchange_strong_explicit(&r->img->error, &none, status, memory_order_acq_rel,
                                                 memory_order_relaxed);
     }

@@ -14,6 +14,7 @@
 #include "runtime/host_build_graph/hbg_trace.h"
 #include "runtime/runtime.h"
 #include "runtime/shared/device_run.h"
+#include "runtime/shared/orch_guard.h"
 #include "runtime/shared/redzone.h"
 #include "runtime/shared/staging.h"
 #include "simpler/status.h"
@@ -39,18 +40,6 @@ struct sp_rt_run {
 const char *sp_runtime_name(void)
 {
     return "hbg";
-}
-
-/* Run the orchestration under a crash guard (the device holds the
- * handlers); returns the signal, or 0. */
-__attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, sp_orch *o,
-                                                       const sp_args *args)
-{
-    sp_fault_guard g;
-    if (SP_FAULT_TRY(&g))
-        entry(o, args);
-    sp_fault_end(&g);
-    return g.sig;
 }
 
 /* Run the orchestration and turn its graph into an uploaded image. */
@@ -80,7 +69,18 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
     uint64_t(*ph)[2] = r->trace.phase_ns;
     sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
-    int sig = run_orchestration(lc->orch_entry, &g->orch, &r->staging.device_args);
+    /* The device holds the crash guard's handlers. */
+    uint64_t orch_timeout = sp_orch_timeout_ns(p->config.orch_timeout_us);
+    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->staging.device_args, orch_timeout,
+                                   NULL, NULL);
+    if (sig == SP_FAULT_INTERRUPT) {
+        snprintf(p->err, p->err_len,
+                 "orchestration '%s' of callable %u timed out: still running after %llu ms "
+                 "(orch_timeout_us), stopped while building the graph (%u tasks submitted)",
+                 lc->view.orch_entry, lc->id, (unsigned long long)(orch_timeout / 1000000),
+                 g->task_count);
+        return SP_EORCH_CRASH;
+    }
     if (sig) {
         snprintf(p->err, p->err_len,
                  "orchestration '%s' of callable %u crashed with %s while building the graph "

@@ -32,6 +32,22 @@ int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *l
         func_id = lc->kernels[r->kernel].func_id;
         entry = lc->kernels[r->kernel].entry;
     }
+    if (r->sig == SP_FAULT_ABANDONED) {
+        snprintf(msg, len,
+                 "task %llu: kernel '%s' (func_id %d) on core %u ran past its timeout and did not "
+                 "answer the interrupt (it blocks or ignores signals, or sits in a system call): "
+                 "its thread was abandoned after %.1f ms and the core runs on a fresh one; the "
+                 "device is degraded",
+                 (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
+        return SP_EKERNEL_TIMEOUT;
+    }
+    if (r->sig == SP_FAULT_EXITED) {
+        snprintf(msg, len,
+                 "task %llu: kernel '%s' (func_id %d) exited its thread (pthread_exit) on core "
+                 "%u; the core runs on a fresh thread",
+                 (unsigned long long)r->task, entry, func_id, r->core);
+        return SP_EKERNEL_FAULT;
+    }
     if (r->sig == SP_FAULT_INTERRUPT) {
         snprintf(msg, len,
                  "task %llu: kernel '%s' (func_id %d) on core %u ran %.1f ms, past its timeout, "
@@ -42,6 +58,12 @@ int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *l
     snprintf(msg, len, "task %llu: kernel '%s' (func_id %d) crashed on core %u with %s",
              (unsigned long long)r->task, entry, func_id, r->core, sp_fault_name(r->sig));
     return SP_EKERNEL_FAULT;
+}
+
+int sp_fault_status(int sig)
+{
+    return sig == SP_FAULT_INTERRUPT || sig == SP_FAULT_ABANDONED ? SP_EKERNEL_TIMEOUT
+                                                                  : SP_EKERNEL_FAULT;
 }
 
 uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
@@ -64,4 +86,19 @@ uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
                 (unsigned long long)(SP_DEFAULT_KERNEL_TIMEOUT_NS / 1000000ull));
     }
     return SP_DEFAULT_KERNEL_TIMEOUT_NS;
+}
+
+uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us)
+{
+    if (config_orch_timeout_us)
+        return config_orch_timeout_us > UINT64_MAX / 1000 ? UINT64_MAX
+                                                          : config_orch_timeout_us * 1000;
+    const char *env = getenv("SIMPLER_ORCH_TIMEOUT_MS");
+    if (env && *env) {
+        char *end;
+        unsigned long long ms = strtoull(env, &end, 10);
+        if (!*end && ms > 0 && ms <= (1ull << 32))
+            return ms * 1000000ull;
+    }
+    return SP_DEFAULT_ORCH_TIMEOUT_NS;
 }

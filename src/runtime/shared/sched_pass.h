@@ -83,10 +83,24 @@ typedef struct sp_sched {
     uint64_t now;
     uint32_t passes;
     uint64_t started[3 * SP_SCHED_MAX_CLUSTERS];
-    uint8_t interrupted[3 * SP_SCHED_MAX_CLUSTERS];
+    uint8_t interrupted[3 * SP_SCHED_MAX_CLUSTERS]; /* 0, true, or SP_SCHED_CPU_WATCH */
+    bool abandoned[3 * SP_SCHED_MAX_CLUSTERS];
+    /* CPU watch: the core's CPU clock when it began; then when to look
+     * again (CPU watch) or, once interrupted, when to give up on it. */
     uint64_t cpu_at[3 * SP_SCHED_MAX_CLUSTERS];
     uint64_t cpu_check[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t wake_by; /* a runtime's own deadline for the idle wait (0: none) */
 } sp_sched;
+
+/* How long an interrupted kernel has to answer before its core is
+ * abandoned (sp_chip_core_abandon): the timeout again, within [0.5 s, 5 s]
+ * — enough for a thread on a loaded machine to get the CPU it needs to
+ * take the signal. */
+static inline uint64_t sp_sched_grace_ns(uint64_t timeout_ns)
+{
+    const uint64_t lo = 500ull * 1000 * 1000, hi = 5000ull * 1000 * 1000;
+    return timeout_ns < lo ? lo : timeout_ns > hi ? hi : timeout_ns;
+}
 
 static inline uint32_t sp_sched_next_ticket(uint32_t t)
 {
@@ -113,7 +127,7 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
     /* The chip's tickets carry on from the previous launch on these cores. */
     for (uint32_t i = 0; i < 3 * s->clusters && i < 3 * SP_SCHED_MAX_CLUSTERS; i++) {
         s->sent[i] = s->reaped[i] = sp_chip_core_finished(chip, i);
-        s->interrupted[i] = false;
+        s->interrupted[i] = s->abandoned[i] = false;
     }
     for (uint32_t c = 0; c < SP_SCHED_MAX_CLUSTERS; c++) {
         s->lanes_left[c] = 0;
@@ -121,6 +135,7 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
     }
     s->trace = NULL;
     s->timeout_ns = 0;
+    s->wake_by = 0;
     s->now = sp_now_ns();
     s->passes = 0;
 }
@@ -168,7 +183,7 @@ static inline bool sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void 
         s->slice[core][slot] = sp_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
     if (!sp_sched_inflight(s, core)) {
         s->started[core] = s->now;
-        s->interrupted[core] = false;
+        s->interrupted[core] = s->abandoned[core] = false;
     }
     s->task[core][slot] = task;
     s->lane[core][slot] = (uint8_t)lane;
@@ -225,8 +240,9 @@ static inline bool sp_sched_cpu_short(sp_sched *s, uint32_t k, uint64_t *expiry)
     return true;
 }
 
-/* Interrupt kernels that ran past the timeout. Returns the earliest time
- * (sp_now_ns) another one could expire, or 0 if nothing can. */
+/* Interrupt kernels that ran past the timeout, and abandon the cores of
+ * those that did not answer within the grace period. Returns the earliest
+ * time (sp_now_ns) another one could expire, or 0 if nothing can. */
 static inline uint64_t sp_sched_timeouts(sp_sched *s)
 {
     if (!s->timeout_ns)
@@ -238,17 +254,28 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
         uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
         for (int l = 0; l < 3; l++) {
             uint32_t k = cores[l];
-            if (!sp_sched_inflight(s, k) || s->interrupted[k] == true)
+            if (!sp_sched_inflight(s, k) || s->abandoned[k])
                 continue;
-            uint64_t expiry = s->interrupted[k] == SP_SCHED_CPU_WATCH
-                                  ? s->cpu_check[k]
-                                  : s->started[k] + s->timeout_ns;
-            if (s->now >= expiry && !sp_sched_cpu_short(s, k, &expiry)) {
-                s->interrupted[k] = true;
-                sp_chip_core_interrupt(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
-            } else if (!next || expiry < next) {
-                next = expiry;
+            uint64_t expiry;
+            if (s->interrupted[k] == true) {
+                expiry = s->cpu_check[k]; /* the end of its grace period */
+                if (s->now >= expiry) {
+                    /* Its reap reports the fault (SP_FAULT_ABANDONED). */
+                    s->abandoned[k] = true;
+                    sp_chip_core_abandon(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
+                    continue;
+                }
+            } else {
+                expiry = s->interrupted[k] == SP_SCHED_CPU_WATCH ? s->cpu_check[k]
+                                                                  : s->started[k] + s->timeout_ns;
+                if (s->now >= expiry && !sp_sched_cpu_short(s, k, &expiry)) {
+                    s->interrupted[k] = true;
+                    sp_chip_core_interrupt(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
+                    s->cpu_check[k] = expiry = s->now + sp_sched_grace_ns(s->timeout_ns);
+                }
             }
+            if (!next || expiry < next)
+                next = expiry;
         }
     }
     return next;
@@ -279,7 +306,7 @@ static inline bool sp_sched_reap(sp_sched *s, const sp_sched_hooks *h, void *rt,
         }
         /* The next queued payload starts now (coarse clock: see `now`). */
         s->started[core] = s->now;
-        s->interrupted[core] = false;
+        s->interrupted[core] = s->abandoned[core] = false;
     }
     return true;
 }
@@ -359,6 +386,8 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
 static inline void sp_sched_idle_wait(sp_sched *s, uint32_t snapshot)
 {
     uint64_t deadline = sp_sched_timeouts(s);
+    if (s->wake_by && (!deadline || s->wake_by < deadline))
+        deadline = s->wake_by;
     sp_chip_event_wait_batched(s->chip, snapshot, deadline);
     if (deadline)
         sp_sched_timeouts(s);

@@ -118,6 +118,7 @@ typedef struct tmr_ctl {
     uint32_t map_entries;
     uint64_t backstop_ns;       /* the orchestrator's waits give up after this */
     uint64_t kernel_timeout_ns; /* a kernel running longer is stopped */
+    uint64_t orch_timeout_ns;   /* the orchestration's watchdog */
     uint32_t redzones;          /* checking mode: outputs between red zones, verified */
     uint64_t launch_ns;
     uint64_t orch_end_ns;

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/shared/orch_fatal.h"
+#include "runtime/shared/orch_guard.h"
 #include "runtime/tensormap_ringbuffer/tmr_device.h"
 #include "runtime/tensormap_ringbuffer/tmr_queue.h"
 #include "simpler/status.h"
@@ -685,19 +686,20 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }
 
-/* Run the orchestration under a crash guard; returns the signal, or 0. */
-__attribute__((noinline)) static int run_orchestration(sp_orch_entry_fn entry, sp_orch *o,
-                                                       const sp_args *args)
+typedef struct orch_claim {
+    sp_chip *chip;
+    uint32_t index;
+} orch_claim;
+
+static bool still_mine(void *arg)
 {
-    sp_fault_guard g;
-    if (SP_FAULT_TRY(&g))
-        entry(o, args);
-    sp_fault_end(&g);
-    return g.sig;
+    orch_claim *cl = arg;
+    return sp_chip_thread_claim(cl->chip, cl->index);
 }
 
 int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
 {
+    uint32_t self_index = c->sched_threads; /* this thread's launch index */
     c->orch_begin_ns = sp_now_ns();
     int rc = boot(c, chip);
     atomic_store_explicit(&c->booted, 1, memory_order_release);
@@ -706,8 +708,21 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
         tmr_fail(c, rc, "orchestrator: TensorMap layout failed");
     } else {
         tmr_orch *o = &c->orch;
-        int sig = run_orchestration(c->entry, &o->orch, &c->args);
-        if (sig)
+        /* A scheduler may have given this thread up (it did not answer the
+         * watchdog) and ended the run: then the run, and maybe the memory
+         * under `c`, belong to someone else now. */
+        orch_claim claim = {.chip = chip, .index = self_index};
+        int sig = sp_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
+                                       &claim);
+        if (sig == SP_FAULT_ABANDONED)
+            return SP_OK;
+        if (sig == SP_FAULT_INTERRUPT)
+            orch_fail(o, SP_EORCH_CRASH,
+                      "the orchestration timed out: still running on the chip after %llu ms "
+                      "(orch_timeout_us), stopped after %lld submits",
+                      (unsigned long long)(c->orch_timeout_ns / 1000000),
+                      (long long)atomic_load_explicit(&c->submitted, memory_order_relaxed));
+        else if (sig)
             orch_fail(o, SP_EORCH_CRASH,
                       "the orchestration crashed with %s on the chip after %lld submits",
                       sp_fault_name(sig),

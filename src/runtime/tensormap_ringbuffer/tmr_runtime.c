@@ -197,6 +197,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     c->backstop_ns =
         p->config.timeout_us ? p->config.timeout_us * 1000ull : TMR_DEFAULT_BACKSTOP_NS;
     c->kernel_timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
+    c->orch_timeout_ns = sp_orch_timeout_ns(p->config.orch_timeout_us);
     c->redzones = check;
     c->args = r->staging.device_args;
     r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;

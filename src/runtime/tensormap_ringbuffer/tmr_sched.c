@@ -163,7 +163,7 @@ static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig
     tmr_rt *r = rt;
     const tmr_task *t = tmr_slot(r->c, (int64_t)task);
     if (sp_fault_report_claim(&r->c->fault, task, core, t->kernel[lane], sig, ran_ns))
-        tmr_fail(r->c, sig == SP_FAULT_INTERRUPT ? SP_EKERNEL_TIMEOUT : SP_EKERNEL_FAULT, "");
+        tmr_fail(r->c, sp_fault_status(sig), "");
 }
 
 static bool hook_failed(void *rt)
@@ -197,6 +197,33 @@ static void trace_dummy(sp_trace_writer *w, const tmr_task *t)
     rec->shape = SP_SHAPE_DUMMY;
 }
 
+/* Scheduler 0 watches the orchestrator thread: one still running past its
+ * watchdog and the grace period did not answer the watchdog's interrupt
+ * (it blocks signals), so its thread is given up and the run ends. Returns
+ * the time to look again, 0 when there is nothing to watch. */
+static uint64_t watch_orchestrator(tmr_ctl *c, sp_chip *chip, uint64_t abandon_at)
+{
+    if (!abandon_at || atomic_load_explicit(&c->orch_done, memory_order_acquire))
+        return 0;
+    if (sp_now_ns() < abandon_at)
+        return abandon_at;
+    if (!sp_chip_abandon_thread(chip, c->sched_threads))
+        return 0; /* it finished meanwhile: its own orch_done follows */
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "the orchestration timed out: still running on the chip %llu ms after its %llu ms "
+             "watchdog (orch_timeout_us) and did not answer the interrupt (it blocks signals): "
+             "its thread was abandoned after %lld submits; the device is degraded",
+             (unsigned long long)((abandon_at - c->orch_begin_ns) / 1000000 -
+                                  c->orch_timeout_ns / 1000000),
+             (unsigned long long)(c->orch_timeout_ns / 1000000),
+             (long long)atomic_load_explicit(&c->submitted, memory_order_relaxed));
+    tmr_fail(c, SP_EORCH_CRASH, msg);
+    atomic_store_explicit(&c->orch_done, 1, memory_order_release);
+    sp_chip_event_notify(chip);
+    return 0;
+}
+
 static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
 {
     while (!atomic_load_explicit(&c->booted, memory_order_acquire)) {
@@ -214,9 +241,15 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
     if (tw.buf)
         s.trace = &tw;
     bool phases = tw.level >= SP_TRACE_SCHED;
+    /* orch_begin_ns was written before `booted` was released. */
+    uint64_t abandon_at = ti == 0 && c->orch_timeout_ns ? c->orch_begin_ns + c->orch_timeout_ns +
+                                                              sp_sched_grace_ns(c->orch_timeout_ns)
+                                                        : 0;
     for (;;) {
         uint32_t snap = sp_chip_event_snapshot(chip);
         uint64_t t0 = phases ? sp_ticks() : 0;
+        if (abandon_at)
+            s.wake_by = abandon_at = watch_orchestrator(c, chip, abandon_at);
         bool progress = sp_sched_pass(&s, &tmr_hooks, &r);
         uint64_t id;
         while (tmr_queue_pop(&c->queues[SP_Q_DUMMY], &id)) {
