@@ -65,18 +65,21 @@ static int good_run(sp_worker *w)
     return good_run_of(w, 1);
 }
 
-static volatile sig_atomic_t usr2_count, segv_count;
+/* Atomic, not volatile sig_atomic_t: the handler may run on any thread of
+ * the process (a core's, the test's), and TSan rightly calls a plain
+ * increment from two threads a race. Lock-free, so signal-safe. */
+static atomic_int usr2_count, segv_count;
 
 static void count_usr2(int sig)
 {
     (void)sig;
-    usr2_count++;
+    atomic_fetch_add_explicit(&usr2_count, 1, memory_order_relaxed);
 }
 
 static void count_segv(int sig)
 {
     (void)sig;
-    segv_count++;
+    atomic_fetch_add_explicit(&segv_count, 1, memory_order_relaxed);
 }
 
 static void set_handler(int sig, void (*fn)(int), struct sigaction *old)
