@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"
@@ -76,12 +77,7 @@ static void open_with(int runtime, const sp_worker_options *opt)
                              .orch_entry = "fault_orch",
                              .kernels = ks,
                              .kernel_count = 8};
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, 0, &spec, err, sizeof err), SP_OK, "%s", err);
 }
 
 static void open_on(int runtime)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"
@@ -41,12 +42,7 @@ static int run_sleeper(const char *module, uint64_t timeout_us, char *msg, size_
         .kernels = &k,
         .kernel_count = 1,
     };
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, 0, &spec, err, sizeof err), SP_OK, "%s", err);
     static uint64_t x[8];
     memset(x, 0, sizeof x);
     sp_args args;

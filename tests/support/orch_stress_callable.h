@@ -13,6 +13,8 @@
 #include "simpler/status.h"
 #include "simpler/worker.h"
 
+#include "register_spec.h"
+
 enum {
     STRESS_SPMD = 0,    /* [1] tasks of [2] blocks, AIC and AIV in turn; task i marks y[i*b, +b) */
     STRESS_RANDOM = 1,  /* [1] tasks of a random graph from seed [2] */
@@ -39,16 +41,7 @@ static inline int orch_stress_register(sp_worker *w, uint32_t id, char *err, siz
                              .orch_config = "orch_stress_config",
                              .kernels = k,
                              .kernel_count = sizeof k / sizeof k[0]};
-    void *blob;
-    size_t size;
-    int rc = sp_callable_build(&spec, &blob, &size, err, err_len);
-    if (rc)
-        return rc;
-    rc = sp_worker_register_callable(w, id, blob, size);
-    if (rc)
-        snprintf(err, err_len, "%s", sp_worker_last_error(w));
-    free(blob);
-    return rc;
+    return sp_test_register_spec(w, id, &spec, err, err_len);
 }
 
 /* Settings a stress test reads from the environment: `name` as a count,

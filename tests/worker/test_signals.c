@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"
@@ -33,12 +34,7 @@ static sp_worker *open_on(int runtime)
                              .orch_entry = "fault_many_orch",
                              .kernels = ks,
                              .kernel_count = 1};
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, 0, &spec, err, sizeof err), SP_OK, "%s", err);
     return w;
 }
 
