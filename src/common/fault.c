@@ -59,16 +59,19 @@ static pid_t current_tid(void)
     return (pid_t)syscall(SYS_gettid);
 }
 
-/* The armed guard of the calling thread, or NULL. A thread may hold two
- * registrations (its own object and a one-off guard); one is armed. */
-static sp_fault_guard *armed_guard(pid_t tid)
+/* The armed guard of the calling thread, or NULL; *known: the thread is
+ * registered here at all. A thread may hold two registrations (its own
+ * object and a one-off guard); one is armed. */
+static sp_fault_guard *armed_guard(pid_t tid, bool *known)
 {
+    *known = false;
     for (uint32_t n = 0, i = (uint32_t)tid % REGISTRY_SLOTS; n < REGISTRY_SLOTS;
          n++, i = (i + 1) % REGISTRY_SLOTS) {
         /* Relaxed: the slot was written by this same thread (or, for a
          * foreign tid, its value does not matter). */
         if (atomic_load_explicit(&registry[i].tid, memory_order_relaxed) != tid)
             continue;
+        *known = true;
         sp_fault_thread *t = atomic_load_explicit(&registry[i].t, memory_order_relaxed);
         sp_fault_guard *g = t ? atomic_load_explicit(&t->armed, memory_order_relaxed) : NULL;
         if (g)
@@ -132,7 +135,8 @@ static void fault_handler(int sig, siginfo_t *info, void *uctx)
     int i = 0;
     while (i < INTERRUPT_INDEX && guarded_signals[i] != sig)
         i++;
-    sp_fault_guard *g = armed_guard(current_tid());
+    bool known;
+    sp_fault_guard *g = armed_guard(current_tid(), &known);
     if (i == INTERRUPT_INDEX && g && g->cancel && info &&
         (info->si_code == SI_QUEUE || info->si_code == SI_TIMER)) {
         uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
@@ -148,8 +152,11 @@ static void fault_handler(int sig, siginfo_t *info, void *uctx)
         }
     }
     if (!ours(i, sig, info, g)) {
-        /* An interrupt of ours aimed at a call that has returned: drop it. */
-        bool stale = i == INTERRUPT_INDEX && info &&
+        /* An interrupt of ours aimed at a call that has returned: drop it.
+         * Only for a thread registered here: another copy of this code (an
+         * hbg and a tmr module in one process) sends the same tag to its
+         * own threads, and its handler is further down the chain. */
+        bool stale = i == INTERRUPT_INDEX && known && info &&
                      (info->si_code == SI_QUEUE || info->si_code == SI_TIMER) &&
                      ((uint64_t)(uintptr_t)info->si_value.sival_ptr >> 32) == INTERRUPT_TAG;
         if (!stale)

@@ -176,6 +176,37 @@ ParameterizedTest(int *rt, faults, a_kernel_that_never_returns_is_stopped, .time
     sp_worker_close(w);
 }
 
+ParameterizedTestParameters(faults, the_other_module_chains_the_interrupt)
+{
+    static int runtimes[] = {0, 1};
+    return cr_make_param_array(int, runtimes, 2);
+}
+
+/* hbg and tmr in one process: each module carries its own copy of the
+ * guard, and the one loaded last sits on top of the handler chain. Its
+ * handler must pass an interrupt for a thread it does not know down the
+ * chain (not drop it as stale), or every hang on the other runtime goes
+ * unanswered and its core is abandoned (the soak's two workers). */
+ParameterizedTest(int *rt, faults, the_other_module_chains_the_interrupt, .timeout = 60,
+                  .disabled = HANG_TEST_DISABLED)
+{
+    open_on(*rt);
+    const char *other =
+        *rt ? SP_MODULE_DIR "/libsimpler_hbg_sim.so" : SP_MODULE_DIR "/libsimpler_tmr_sim.so";
+    char err[1024] = "";
+    sp_worker *on_top = NULL;
+    cr_assert_eq(sp_worker_open(other, NULL, &on_top, err, sizeof err), SP_OK, "%s", err);
+    for (int i = 0; i < 3; i++) {
+        int rc = run_mode(F_HANG, 50000); /* 50 ms */
+        cr_assert_eq(rc, SP_EKERNEL_TIMEOUT, "got %s: %s", sp_status_name(rc),
+                     sp_worker_last_error(w));
+        assert_message("was stopped");
+        assert_next_run_passes();
+    }
+    sp_worker_close(on_top);
+    sp_worker_close(w);
+}
+
 Test(faults, the_timeout_comes_from_the_environment_too, .timeout = 60,
      .disabled = HANG_TEST_DISABLED)
 {
