@@ -6,8 +6,8 @@
  * the image's staging. */
 #include "runtime/host_build_graph/hbg_build.h"
 
-#include "runtime/shared/redzone.h"
 #include "runtime/shared/orch_fatal.h"
+#include "runtime/shared/redzone.h"
 #include "runtime/shared/task_check.h"
 
 #include <stdarg.h>

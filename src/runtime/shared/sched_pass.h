@@ -267,7 +267,7 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
                 }
             } else {
                 expiry = s->interrupted[k] == SP_SCHED_CPU_WATCH ? s->cpu_check[k]
-                                                                  : s->started[k] + s->timeout_ns;
+                                                                 : s->started[k] + s->timeout_ns;
                 if (s->now >= expiry && !sp_sched_cpu_short(s, k, &expiry)) {
                     s->interrupted[k] = true;
                     sp_chip_core_interrupt(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
