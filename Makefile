@@ -109,7 +109,8 @@ soak: build
 # valgrind memcheck over representative runs: no invalid access, no
 # definite leak (--error-exitcode makes either fail the target). The
 # open_close loops catch a leak per worker open/close.
-VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+           --child-silent-after-fork=yes
 
 valgrind: build
 	@SIMPLER_DEPS_EXTRA="valgrind" tools/install-deps.sh
