@@ -2,7 +2,7 @@
  * counter where there is one (rdtsc costs ~15 ns where clock_gettime costs
  * ~45 ns in a VM), otherwise sp_now_ns() itself. Ticks are only compared
  * with ticks; the trace's read-back maps them onto sp_now_ns() time with two
- * calibration points (runtime/shared/trace.c), so exported times stay on
+ * calibration points (runtime/host/trace.c), so exported times stay on
  * the one monotonic clock. */
 #ifndef SP_COMMON_TICKS_H
 #define SP_COMMON_TICKS_H

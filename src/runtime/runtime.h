@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "platform/device.h"
-#include "runtime/shared/loaded_callable.h"
+#include "runtime/host/loaded_callable.h"
 #include "simpler/module.h"
 
 typedef struct sp_rt_run sp_rt_run; /* the runtime's per-run state */

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/shared/staging.h"
-#include "runtime/shared/task_check.h"
+#include "runtime/device/task_check.h"
+#include "runtime/host/staging.h"
 #include "simpler/orchestration.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"

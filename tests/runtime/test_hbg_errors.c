@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "platform/device.h"
-#include "runtime/host_build_graph/hbg_build.h"
-#include "runtime/host_build_graph/hbg_image_write.h"
+#include "runtime/host_build_graph/host/hbg_build.h"
+#include "runtime/host_build_graph/host/hbg_image_write.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"

@@ -3,7 +3,7 @@
  * an empty ring, exhaustion, and shrinking for run-long allocations. */
 #include <criterion/criterion.h>
 
-#include "runtime/tensormap_ringbuffer/heap_ring.h"
+#include "runtime/tensormap_and_ringbuffer/device/heap_ring.h"
 
 Test(heap_ring, carves_in_order_and_exhausts)
 {

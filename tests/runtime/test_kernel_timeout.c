@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "runtime/shared/fault_report.h"
+#include "runtime/host/fault_report.h"
 
 static const uint64_t ms = 1000000ull;
 

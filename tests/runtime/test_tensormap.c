@@ -1,4 +1,4 @@
-/* The TensorMap's dependency rules (runtime/shared/tensormap.h), one rule
+/* The TensorMap's dependency rules (runtime/device/tensormap.h), one rule
  * per test, straight on sp_tensormap_access: creator, RAW, WAW, WAR, NO_DEP,
  * manual scopes, merged duplicates, exact tile overlap, conservative overlap
  * for other layouts, covering writes, lazy retirement and both limits. Then
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/shared/tensormap.h"
+#include "runtime/device/tensormap.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 

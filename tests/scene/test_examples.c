@@ -14,8 +14,8 @@
 
 #include "example.h"
 #include "platform/device.h"
-#include "runtime/host_build_graph/hbg_build.h"
-#include "runtime/shared/staging.h"
+#include "runtime/host/staging.h"
+#include "runtime/host_build_graph/host/hbg_build.h"
 #include "simpler/status.h"
 #include "simpler/worker.h"
 

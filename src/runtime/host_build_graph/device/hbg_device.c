@@ -1,0 +1,243 @@
+/* hbg's device side: scheduler threads over an uploaded image. The shared
+ * pass (runtime/device/sched_pass.h) drives the cores; this file supplies
+ * the image's queues (never wrapping, one slot per block, seeded by the
+ * host) and the completion rule (a task's last block releases its
+ * consumers). Idle threads wait on the chip event: spin, yield, park. */
+#include "runtime/host_build_graph/device/hbg_device.h"
+
+#include <string.h>
+
+#include "common/fault.h"
+#include "common/wait.h"
+#include "runtime/device/sched_pass.h"
+#include "runtime/host_build_graph/device/hbg_image.h"
+#include "simpler/status.h"
+
+typedef struct hbg_rt {
+    sp_chip *chip;
+    hbg_image *img;
+    hbg_task *tasks;
+    const uint32_t *fanout;
+    const uint64_t *args;
+    const sp_kernel_fn *ktab;
+    const int32_t *func_ids; /* per kernel index (tracing) */
+    uint32_t thread_count;
+} hbg_rt;
+
+static uint32_t *queue_slots(hbg_rt *r, int q)
+{
+    return (uint32_t *)((char *)r->img + r->img->queues[q].slots_off);
+}
+
+static void queue_push(hbg_rt *r, uint32_t task)
+{
+    hbg_task *t = &r->tasks[task];
+    int q = sp_queue_of_shape(t->shape);
+    hbg_queue *hq = &r->img->queues[q];
+    uint32_t *slots = queue_slots(r, q);
+    /* Relaxed reservation: the slot's release store below publishes it. */
+    uint32_t at = atomic_fetch_add_explicit(&hq->tail, t->block_num, memory_order_relaxed);
+    for (uint32_t b = 0; b < t->block_num; b++)
+        atomic_store_explicit((_Atomic uint32_t *)&slots[at + b], task + 1, memory_order_release);
+}
+
+/* Pop one ready block; returns task index + 1, or 0 if the queue is empty. */
+static uint32_t queue_pop(hbg_rt *r, int q)
+{
+    hbg_queue *hq = &r->img->queues[q];
+    uint32_t h = atomic_load_explicit(&hq->head, memory_order_relaxed);
+    for (;;) {
+        if (h >= atomic_load_explicit(&hq->tail, memory_order_acquire))
+            return 0;
+        /* Relaxed CAS on head: the slot's acquire load orders the data. */
+        if (atomic_compare_exchange_weak_explicit(&hq->head, &h, h + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
+    _Atomic uint32_t *slot = (_Atomic uint32_t *)&queue_slots(r, q)[h];
+    uint32_t v;
+    /* The pusher reserved the slot before storing it: wait out that gap. */
+    while ((v = atomic_load_explicit(slot, memory_order_acquire)) == 0)
+        sp_cpu_relax();
+    return v;
+}
+
+/* Checking mode: the red zones of every buffer the task may have written.
+ * Before its consumers are released, so none of them reads the damage. */
+static void check_redzones(hbg_rt *r, const hbg_task *t, uint32_t task)
+{
+    const uint64_t *args = r->args + t->args_begin;
+    for (uint32_t m = t->check_mask; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const sp_tensor *x = (const sp_tensor *)(uintptr_t)args[i];
+        int64_t at;
+        if (sp_redzone_intact(x->addr, x->buf_bytes, &at))
+            continue;
+        if (sp_overrun_claim(&r->img->overrun, task, t->kernel, i, at, x->buf_bytes)) {
+            int32_t none = 0;
+            atomic_compare_exchange_strong_explicit(&r->img->error, &none, SP_EKERNEL_OVERRUN,
+                                                    memory_order_acq_rel, memory_order_relaxed);
+        }
+        return;
+    }
+}
+
+static void complete_task(hbg_rt *r, uint32_t task)
+{
+    hbg_task *t = &r->tasks[task];
+    bool pushed = false;
+    if (t->check_mask)
+        check_redzones(r, t, task);
+    for (uint32_t i = 0; i < t->fanout_count; i++) {
+        uint32_t c = r->fanout[t->fanout_begin + i];
+        /* acq_rel: the last producer to finish sees every other producer's
+         * writes before its consumer is queued. */
+        if (atomic_fetch_sub_explicit(&r->tasks[c].fanin_left, 1, memory_order_acq_rel) == 1) {
+            queue_push(r, c);
+            pushed = true;
+        }
+    }
+    uint32_t done = atomic_fetch_add_explicit(&r->img->completed, 1, memory_order_acq_rel) + 1;
+    /* Wake the other schedulers for new work, and everyone at the end. */
+    if ((pushed && r->thread_count > 1) || done == r->img->task_count)
+        sp_chip_event_notify(r->chip);
+}
+
+static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+{
+    hbg_rt *r = rt;
+    uint32_t v = queue_pop(r, q);
+    if (!v)
+        return false;
+    *task = v - 1;
+    /* Relaxed: block numbers only need to be unique, not ordered. */
+    *block = atomic_fetch_add_explicit(&r->tasks[v - 1].next_block, 1, memory_order_relaxed);
+    return true;
+}
+
+static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
+{
+    hbg_rt *r = rt;
+    const hbg_task *t = &r->tasks[task];
+    if (t->kernel[lane] < 0)
+        return false;
+    *p = (sp_chip_payload){
+        .fn = r->ktab[t->kernel[lane]],
+        .args = r->args + t->args_begin,
+        .task_id = task,
+        .block_idx = block,
+        .block_num = t->block_num,
+        .sub_block = t->shape == SP_SHAPE_MIX ? (uint32_t)lane : 0,
+    };
+    return true;
+}
+
+static void hook_block_done(void *rt, uint64_t task)
+{
+    hbg_rt *r = rt;
+    if (atomic_fetch_sub_explicit(&r->tasks[task].blocks_left, 1, memory_order_acq_rel) == 1)
+        complete_task(r, (uint32_t)task);
+}
+
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *rec)
+{
+    hbg_rt *r = rt;
+    const hbg_task *t = &r->tasks[task];
+    int32_t k = t->kernel[lane];
+    rec->func_id = k >= 0 && r->func_ids ? r->func_ids[k] : -1;
+    rec->shape = t->shape;
+}
+
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran_ns)
+{
+    hbg_rt *r = rt;
+    if (sp_fault_report_claim(&r->img->fault, task, core, r->tasks[task].kernel[lane], sig,
+                              ran_ns)) {
+        int32_t none = 0;
+        int status = sp_fault_status(sig);
+        atomic_compare_exchange_strong_explicit(&r->img->error, &none, status, memory_order_acq_rel,
+                                                memory_order_relaxed);
+    }
+}
+
+static bool hook_failed(void *rt)
+{
+    /* Relaxed: a stale "not yet" only runs one more block before the drain. */
+    return atomic_load_explicit(&((hbg_rt *)rt)->img->error, memory_order_relaxed) != 0;
+}
+
+static const sp_sched_hooks hbg_hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+    .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
+};
+
+/* Tracing: a dummy task completes on this thread, with no core. */
+static void trace_dummy(sp_trace_writer *w, uint32_t task)
+{
+    sp_trace_record *rec = sp_trace_next(w);
+    if (!rec)
+        return;
+    uint64_t now = sp_ticks();
+    rec->kind = SP_TRACE_DUMMY;
+    rec->task = task;
+    rec->dispatch_ns = rec->start_ns = rec->end_ns = now;
+    rec->core = SP_TRACE_NO_CORE;
+    rec->func_id = -1;
+    rec->shape = SP_SHAPE_DUMMY;
+}
+
+int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
+{
+    hbg_image *img = dev_ctx;
+    if (img->magic != HBG_IMAGE_MAGIC || img->version != HBG_IMAGE_VERSION)
+        return SP_EINVAL;
+    if (sp_chip_cluster_count(chip) > SP_SCHED_MAX_CLUSTERS)
+        return SP_EGEOMETRY;
+    hbg_rt r = {
+        .chip = chip,
+        .img = img,
+        .tasks = (hbg_task *)((char *)img + img->tasks_off),
+        .fanout = (const uint32_t *)((char *)img + img->fanout_off),
+        .args = (const uint64_t *)((char *)img + img->args_off),
+        .ktab = (const sp_kernel_fn *)(uintptr_t)img->kernel_table,
+        .thread_count = tn,
+    };
+    sp_sched s;
+    sp_sched_init(&s, chip, ti, tn);
+    s.timeout_ns = img->timeout_ns;
+    sp_trace_writer tw;
+    sp_trace_writer_init(&tw, (sp_trace_buf *)(uintptr_t)img->trace, ti);
+    if (tw.buf) {
+        s.trace = &tw;
+        r.func_ids = (const int32_t *)(uintptr_t)tw.buf->func_ids;
+    }
+    bool phases = tw.level >= SP_TRACE_SCHED;
+    for (;;) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        uint64_t t0 = phases ? sp_ticks() : 0;
+        bool progress = sp_sched_pass(&s, &hbg_hooks, &r);
+        uint32_t v;
+        while ((v = queue_pop(&r, SP_Q_DUMMY)) != 0) {
+            if (s.trace)
+                trace_dummy(&tw, v - 1);
+            complete_task(&r, v - 1);
+            progress = true;
+        }
+        if (phases && progress)
+            sp_trace_phase(&tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
+        if (!sp_sched_busy(&s) &&
+            atomic_load_explicit(&img->completed, memory_order_acquire) >= img->task_count)
+            break;
+        if (!progress) {
+            uint64_t w0 = phases ? sp_ticks() : 0;
+            sp_sched_idle_wait(&s, snap);
+            if (phases)
+                sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
+        }
+    }
+    return atomic_load_explicit(&img->error, memory_order_acquire);
+}

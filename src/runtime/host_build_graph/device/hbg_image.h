@@ -1,0 +1,81 @@
+/* The host_build_graph image: the whole graph of one run, laid out by the
+ * host and uploaded with one copy into the run's arena bank, then read (and
+ * its counters updated) by the device scheduler. Position-independent: tasks
+ * refer to each other by index and to sections by offset from the image
+ * start; the only absolute addresses are device buffer addresses (tensor
+ * data, the tensor descriptors inside this image, the kernel table).
+ *
+ *   header | tensors[] | tasks[task_count] | fanout[edge_count] | args[] |
+ *   queue slots (per queue)
+ *
+ * The tensor descriptors come first, at a fixed offset, so the host build
+ * writes them straight into the staging of the image as tasks are
+ * submitted; the sections after them are sized by the finished graph. */
+#ifndef SP_RUNTIME_HBG_IMAGE_H
+#define SP_RUNTIME_HBG_IMAGE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "simpler/types.h"
+
+#define HBG_IMAGE_MAGIC 0x4547414d49474248ull /* "HBGIMAGE" */
+#define HBG_IMAGE_VERSION 2u
+
+/* Ready queues: one per dispatch shape, and one for dummy tasks (completed
+ * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
+#include "runtime/device/sched_pass.h"
+#include "runtime/host/fault_report.h"
+#include "runtime/host/redzone.h"
+#define HBG_QUEUES SP_QUEUES
+
+/* A ready queue that never wraps: the host sizes it for every block that
+ * can ever be pushed (the sum of block_num over its tasks), so a slot is
+ * written once per run. Slot value: task index + 1; 0 = not yet written. */
+typedef struct hbg_queue {
+    _Alignas(64) _Atomic uint32_t head;
+    _Alignas(64) _Atomic uint32_t tail;
+    _Alignas(64) uint64_t slots_off; /* offset of uint32 slots[capacity] */
+    uint32_t capacity;
+} hbg_queue;
+
+typedef struct hbg_task {
+    uint32_t fanout_begin; /* index into fanout[] */
+    uint32_t fanout_count;
+    uint32_t args_begin; /* index into args[] */
+    uint32_t block_num;
+    int32_t kernel[3]; /* kernel-table index per lane, -1 for none */
+    uint8_t shape;     /* sp_task_shape */
+    uint8_t pad[3];
+    _Atomic uint32_t fanin_left;  /* producers not yet complete */
+    _Atomic uint32_t blocks_left; /* blocks not yet finished */
+    _Atomic uint32_t next_block;  /* next block index to dispatch */
+    uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
+} hbg_task;
+
+typedef struct hbg_image {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t task_count;
+    uint64_t edge_count;
+    uint64_t total_bytes;
+    uint64_t tasks_off;
+    uint64_t fanout_off;
+    uint64_t args_off;
+    uint64_t tensors_off;
+    uint64_t kernel_table; /* device address of sp_kernel_fn[kernel_count] */
+    uint32_t kernel_count;
+    uint32_t ready_count;                    /* tasks ready at launch (already in the queues) */
+    uint64_t timeout_ns;                     /* per-task scheduler timeout, 0 = none */
+    uint64_t trace;                          /* device address of an sp_trace_buf, 0 = off */
+    _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
+    _Alignas(64) _Atomic int32_t error;      /* first device-side error */
+    sp_fault_report fault;                   /* the first kernel fault, if any */
+    sp_overrun_report overrun;               /* checking mode: the first red zone damaged */
+    _Alignas(64) hbg_queue queues[HBG_QUEUES];
+} hbg_image;
+
+/* Where the tensor descriptors start: right after the header. */
+#define HBG_IMAGE_TENSORS_OFF ((sizeof(hbg_image) + 63) & ~(uint64_t)63)
+
+#endif

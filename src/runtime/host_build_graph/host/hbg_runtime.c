@@ -1,0 +1,262 @@
+/* host_build_graph, the run lifecycle: prepare runs the orchestration on the
+ * host and uploads the whole graph as one image; launch boots the device
+ * scheduler-only; finalize copies results back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fault.h"
+#include "common/log.h"
+#include "common/wait.h"
+#include "runtime/device/orch_guard.h"
+#include "runtime/host/device_run.h"
+#include "runtime/host/redzone.h"
+#include "runtime/host/staging.h"
+#include "runtime/host_build_graph/device/hbg_device.h"
+#include "runtime/host_build_graph/host/hbg_build.h"
+#include "runtime/host_build_graph/host/hbg_image_write.h"
+#include "runtime/host_build_graph/host/hbg_trace.h"
+#include "runtime/runtime.h"
+#include "simpler/status.h"
+
+#define HBG_DEFAULT_HEAP (64ull << 20)
+
+struct sp_rt_run {
+    sp_device_run run;
+    sp_device *dev;
+    const sp_host_api *api;
+    sp_staging staging;
+    sp_arena arena;
+    uint32_t sched_threads;
+    uint32_t task_count;
+    uint64_t edge_count;
+    uint64_t image_bytes;
+    uint64_t build_ns, upload_ns;
+    sp_trace_dev trace; /* level 0: not traced; phase times are kept regardless */
+    bool check;         /* checking mode (red zones) */
+    const sp_loaded_callable *callable;
+};
+
+const char *sp_runtime_name(void)
+{
+    return "hbg";
+}
+
+/* Run the orchestration and turn its graph into an uploaded image. */
+static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
+{
+    const sp_loaded_callable *lc = p->callable;
+    hbg_buffer bufs[SP_MAX_RUN_TENSORS];
+    for (uint32_t i = 0; i < r->staging.count; i++)
+        bufs[i] = (hbg_buffer){.dev = r->staging.t[i].dev,
+                               .bytes = r->staging.t[i].bytes,
+                               .host_map = r->staging.t[i].host_map};
+    uint64_t heap = p->config.heap_bytes ? p->config.heap_bytes : HBG_DEFAULT_HEAP;
+    sp_arena_request req = {.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
+    int rc = sp_host_arena_commit(p->api, &req, &r->arena);
+    if (rc) {
+        snprintf(p->err, p->err_len, "arena commit (heap %llu bytes): %s", (unsigned long long)heap,
+                 sp_status_name(rc));
+        return rc;
+    }
+    rc = hbg_graph_init(g, p->api, lc, r->arena.heap, heap, bufs, r->staging.count, p->scratch);
+    if (rc) {
+        snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
+        return rc;
+    }
+    g->redzones = r->check;
+    hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
+    uint64_t(*ph)[2] = r->trace.phase_ns;
+    sp_host_phase_begin(p->api, "orchestrate");
+    ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
+    /* The device holds the crash guard's handlers. */
+    uint64_t orch_timeout = sp_orch_timeout_ns(p->config.orch_timeout_us);
+    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->staging.device_args, orch_timeout,
+                                   NULL, NULL);
+    if (sig == SP_FAULT_INTERRUPT) {
+        snprintf(p->err, p->err_len,
+                 "orchestration '%s' of callable %u timed out: still running after %llu ms "
+                 "(orch_timeout_us), stopped while building the graph (%u tasks submitted)",
+                 lc->view.orch_entry, lc->id, (unsigned long long)(orch_timeout / 1000000),
+                 g->task_count);
+        return SP_EORCH_CRASH;
+    }
+    if (sig) {
+        snprintf(p->err, p->err_len,
+                 "orchestration '%s' of callable %u crashed with %s while building the graph "
+                 "(%u tasks submitted)",
+                 lc->view.orch_entry, lc->id, sp_fault_name(sig), g->task_count);
+        return SP_EORCH_CRASH;
+    }
+    ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();
+    sp_host_phase_end(p->api, "orchestrate");
+    if ((rc = hbg_graph_finish(g)) != SP_OK) {
+        snprintf(p->err, p->err_len, "%s", g->message);
+        return rc;
+    }
+    hbg_layout l;
+    if ((rc = hbg_layout_compute(g, &l)) != SP_OK) {
+        snprintf(p->err, p->err_len, "graph of %u tasks exceeds the image limits", g->task_count);
+        return rc;
+    }
+    req.image_bytes = l.total;
+    if ((rc = sp_host_arena_commit(p->api, &req, &r->arena)) != SP_OK) {
+        snprintf(p->err, p->err_len, "image of %llu bytes (%u tasks) does not fit: %s",
+                 (unsigned long long)l.total, g->task_count, sp_status_name(rc));
+        return rc;
+    }
+    uint64_t timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
+    rc = hbg_image_write(g, &l, r->arena.image, lc->kernel_table, lc->kernel_count, timeout_ns);
+    if (rc) {
+        snprintf(p->err, p->err_len, "host staging of %llu bytes for the image: %s",
+                 (unsigned long long)l.total, sp_status_name(rc));
+        return rc;
+    }
+    void *image = hbg_image_of(g);
+    if ((rc = hbg_trace_prepare(&r->trace, p, g, r->sched_threads, image)) != SP_OK)
+        return rc;
+    uint64_t t0 = sp_now_ns();
+    ph[SP_TRACE_PHASE_WIRE][1] = ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
+    rc = sp_host_copy_to_device(p->api, r->arena.image, image, l.total);
+    r->upload_ns = sp_now_ns() - t0;
+    ph[SP_TRACE_PHASE_UPLOAD][1] = t0 + r->upload_ns;
+    if (rc) {
+        snprintf(p->err, p->err_len, "uploading the %llu-byte image: %s",
+                 (unsigned long long)l.total, sp_status_name(rc));
+        return rc;
+    }
+    r->task_count = g->task_count;
+    r->edge_count = hbg_graph_edge_count(g);
+    r->image_bytes = l.total;
+    return SP_OK;
+}
+
+int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
+{
+    *out = NULL;
+    const sp_geometry *geo = sp_device_geometry(p->dev);
+    uint32_t threads = p->config.sched_threads ? p->config.sched_threads : geo->sched_threads;
+    if (threads > geo->sched_threads) {
+        snprintf(p->err, p->err_len, "config asks for %u scheduler threads; the device has %u",
+                 threads, geo->sched_threads);
+        return SP_EINVAL;
+    }
+    const sp_loaded_callable *lc = p->callable;
+    if (lc->orch_config && p->args &&
+        (p->args->tensor_count < lc->config.tensor_count ||
+         p->args->scalar_count < lc->config.scalar_count)) {
+        snprintf(p->err, p->err_len,
+                 "callable %u expects %u tensors and %u scalars; the run passes %u and %u", lc->id,
+                 lc->config.tensor_count, lc->config.scalar_count, p->args->tensor_count,
+                 p->args->scalar_count);
+        return SP_EARGCOUNT;
+    }
+    sp_rt_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return SP_ENOMEM;
+    r->dev = p->dev;
+    r->run.dev = p->dev;
+    r->callable = p->callable;
+    r->api = p->api;
+    r->sched_threads = threads;
+    r->check = sp_check_mode(&p->config);
+    uint64_t t0 = sp_now_ns();
+    int rc = sp_staging_stage(&r->staging, p->api, p->args, true, r->check, p->err, p->err_len);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
+    hbg_graph g;
+    /* Zeroed: build_and_upload can fail (arena commit) before graph init,
+     * and hbg_graph_free below must then free nothing. */
+    memset(&g, 0, sizeof g);
+    rc = build_and_upload(r, p, &g);
+    if (rc) /* a runaway graph must not keep its memory until the context goes */
+        hbg_graph_give_back(&g);
+    hbg_graph_free(&g);
+    /* The orchestration is done with control tensors: drop the host-maps. */
+    sp_staging_unmap(&r->staging, p->api);
+    r->build_ns = sp_now_ns() - t0 - r->upload_ns;
+    if (rc) {
+        sp_trace_dev_free(&r->trace, p->api);
+        sp_staging_release(&r->staging, p->api);
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return SP_OK;
+}
+
+int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
+{
+    return sp_device_run_launch(&r->run, hbg_device_main, (void *)(uintptr_t)r->arena.image,
+                                r->sched_threads, err, err_len);
+}
+
+/* The device side failed: a kernel fault is explained from the image's
+ * report (the host knows the kernels' names); anything else by its name. */
+static int explain(sp_rt_run *r, int rc, char *err, size_t err_len)
+{
+    hbg_image h;
+    if ((rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT) &&
+        sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
+        atomic_load_explicit(&h.fault.claimed, memory_order_relaxed))
+        return sp_fault_report_format(&h.fault, r->callable, err, err_len);
+    if (rc == SP_EKERNEL_OVERRUN &&
+        sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
+        atomic_load_explicit(&h.overrun.claimed, memory_order_relaxed))
+        return sp_overrun_format(&h.overrun, r->callable, err, err_len);
+    snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+    return rc;
+}
+
+int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
+{
+    int rc = sp_device_run_poll(&r->run);
+    if (rc != SP_OK && rc != SP_RUN_NOT_READY)
+        rc = explain(r, rc, err, err_len);
+    return rc;
+}
+
+int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len)
+{
+    int rc = sp_device_run_wait(&r->run, deadline_ns);
+    if (rc == SP_ETIMEOUT)
+        snprintf(err, err_len, "run did not complete before its deadline");
+    else if (rc)
+        rc = explain(r, rc, err, err_len);
+    return rc;
+}
+
+int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len)
+{
+    int rc = SP_OK;
+    if (completed_ok)
+        rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
+    sp_staging_release(&r->staging, r->api);
+    sp_trace_dev_free(&r->trace, r->api);
+    free(r);
+    return rc;
+}
+
+void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->tasks = r->task_count;
+    out->edges = r->edge_count;
+    out->build_ns = r->build_ns;
+    out->upload_ns = r->upload_ns;
+    out->device_ns = r->run.device_ns;
+    out->image_bytes = r->image_bytes;
+}
+
+int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io)
+{
+    io->sched_threads = r->sched_threads;
+    io->clusters = sp_device_geometry(r->dev)->clusters;
+    io->launch_ns = r->run.launch_ns;
+    io->done_ns = r->run.launch_ns + r->run.device_ns;
+    return sp_trace_dev_read(&r->trace, r->api, io);
+}

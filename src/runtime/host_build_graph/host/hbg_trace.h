@@ -1,0 +1,18 @@
+/* host_build_graph's part of tracing: size the run's trace buffer from the
+ * built graph, keep the graph's edges on the host (the host knows every
+ * edge and its kind), and point the image at the buffer. */
+#ifndef SP_RUNTIME_HBG_TRACE_H
+#define SP_RUNTIME_HBG_TRACE_H
+
+#include "runtime/device/trace.h"
+#include "runtime/host_build_graph/host/hbg_build.h"
+#include "runtime/runtime.h"
+
+/* With p->config.trace_level set: allocate t's device buffer for `g` run by
+ * `threads` schedulers, copy g's edges, and set the trace address in the
+ * written (not yet uploaded) image at `image`. Level 0: nothing. 0 or a
+ * status, reason in p->err. */
+int hbg_trace_prepare(sp_trace_dev *t, const sp_rt_prepare *p, const hbg_graph *g, uint32_t threads,
+                      void *image);
+
+#endif

@@ -1,0 +1,157 @@
+/* tensormap_and_ringbuffer's device-memory layout: one control block, the
+ * task ring (window slots, addressed by id & mask), the ready queues, the
+ * TensorMap's block, and the callable's validation tables, all in the run
+ * bank's shared-memory arena; outputs come from the bank's heap, used as a
+ * ring. The orchestrator thread and the scheduler threads share it. */
+#ifndef SP_RUNTIME_TMR_LAYOUT_H
+#define SP_RUNTIME_TMR_LAYOUT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/wait.h"
+#include "runtime/device/sched_pass.h"
+#include "runtime/device/task_check.h"
+#include "runtime/device/tensormap.h"
+#include "runtime/device/trace.h"
+#include "runtime/host/fault_report.h"
+#include "runtime/host/loaded_callable.h"
+#include "runtime/host/redzone.h"
+#include "runtime/tensormap_and_ringbuffer/device/heap_ring.h"
+#include "simpler/orchestration.h"
+
+#define TMR_MAGIC 0x52465542474e4952ull /* "RINGBUFR" */
+#define TMR_MAX_HOLDS 128               /* producers one task may depend on */
+#define TMR_MAX_SCOPES 64
+#define TMR_DEFAULT_WINDOW 1024u
+#define TMR_DEFAULT_HEAP (64ull << 20)
+#define TMR_DEFAULT_BACKSTOP_NS (30ull * 1000 * 1000 * 1000)
+
+enum { TMR_SLOT_FREE = 0, TMR_SLOT_PENDING = 1, TMR_SLOT_COMPLETE = 2 };
+
+/* fanout_head: ((edge node + 1) << 1) | closed. Edge node n lives in the
+ * consumer's slot: slot (n / TMR_MAX_HOLDS), entry (n % TMR_MAX_HOLDS). */
+#define TMR_FANOUT_CLOSED 1ull
+
+typedef struct tmr_task {
+    _Alignas(64) _Atomic uint64_t fanout_head;
+    _Atomic uint32_t fanin_left;  /* producers not complete, +1 while submitting */
+    _Atomic uint32_t blocks_left; /* blocks not yet finished */
+    _Atomic uint32_t next_block;  /* next block to hand out */
+    _Atomic uint32_t refs;        /* scope + holders + its own completion */
+    _Atomic uint32_t state;       /* TMR_SLOT_* */
+    uint32_t block_num;
+    int64_t id;
+    int32_t kernel[3];
+    uint8_t shape;
+    uint8_t scope_depth; /* 0: not held by a scope */
+    uint16_t hold_count; /* producers this task holds (released on completion) */
+    uint64_t heap_end;   /* heap ring offset after this task's outputs */
+    uint64_t submit_ns;  /* sp_ticks() at publication (traces) */
+    uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
+    /* One per dependency (each has an edge node below), plus one that
+     * keeps the creators of runtime-owned inputs alive. */
+    int64_t holds[TMR_MAX_HOLDS + 1];
+    uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
+    uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
+    sp_tensor tensors[SP_MAX_TASK_TENSORS];
+} tmr_task;
+
+/* Multi-producer multi-consumer ring of task ids (bounded, sequence-tagged
+ * cells). A task sits in at most one queue at a time, so window cells suffice. */
+typedef struct tmr_cell {
+    _Atomic uint64_t seq;
+    uint64_t value;
+} tmr_cell;
+
+typedef struct tmr_queue {
+    _Alignas(64) _Atomic uint64_t head;
+    _Alignas(64) _Atomic uint64_t tail;
+    _Alignas(64) tmr_cell *cells;
+    uint64_t mask;
+} tmr_queue;
+
+typedef struct tmr_scope {
+    int64_t first_task; /* first task id submitted inside it */
+    uint8_t mode;       /* SP_SCOPE_AUTO / SP_SCOPE_MANUAL */
+} tmr_scope;
+
+struct tmr_ctl;
+
+/* The orchestrator's state: private to the orchestrator thread. */
+typedef struct tmr_orch {
+    sp_orch orch; /* first: the orchestration's sp_orch * is a tmr_orch * */
+    struct tmr_ctl *ctl;
+    sp_chip *chip;
+    sp_tensormap map;
+    sp_dep_list deps;
+    sp_task_check check;
+    sp_lane_memo lane_memo[SP_LANE_MEMO_SLOTS]; /* the check's memos, zeroed at boot */
+    sp_view_memo view_memo;
+    sp_device_range ranges[SP_MAX_RUN_TENSORS];
+    sp_device_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
+    sp_heap_ring heap;   /* outputs; size is the heap less static allocations */
+    uint64_t static_top; /* sp_alloc_tensor carves downward from the heap's end */
+    tmr_scope scopes[TMR_MAX_SCOPES];
+    uint32_t scope_depth;
+    char msg[256];
+    sp_trace_writer trace; /* the orchestrator's records (level >= 3) */
+    pthread_t thread;      /* the one thread sp_orch may be called from */
+} tmr_orch;
+
+typedef struct tmr_ctl {
+    uint64_t magic;
+    uint32_t window;
+    uint32_t mask;
+    uint32_t sched_threads;
+    uint32_t kernel_count;
+    tmr_task *slots;
+    uint64_t heap_base;
+    uint64_t heap_bytes;
+    const sp_kernel_fn *ktab;
+    sp_orch_entry_fn entry;
+    const sp_loaded_callable *callable; /* device copy, for validating submits */
+    tmr_cell *cells;                    /* SP_QUEUES * window cells */
+    void *map_mem;                      /* the TensorMap's block */
+    uint64_t map_bytes;
+    uint32_t map_entries;
+    uint64_t backstop_ns;       /* the orchestrator's waits give up after this */
+    uint64_t kernel_timeout_ns; /* a kernel running longer is stopped */
+    uint64_t orch_timeout_ns;   /* the orchestration's watchdog */
+    uint32_t redzones;          /* checking mode: outputs between red zones, verified */
+    uint64_t launch_ns;
+    uint64_t orch_end_ns;
+    uint64_t orch_begin_ns;
+    sp_trace_buf *trace; /* NULL: not traced */
+    _Atomic uint64_t first_complete_ns;
+
+    _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */
+    _Alignas(64) _Atomic int64_t completed;
+    _Alignas(64) _Atomic int64_t retired; /* watermark: slots below are free */
+    _Alignas(64) _Atomic uint32_t booted; /* the orchestrator has laid out the rings */
+    _Atomic uint32_t orch_done;
+    /* The orchestrator waits for room on its own word, not the chip event,
+     * so that it sleeps through a batch of completions instead of waking
+     * at every finish: a completer bumps orch_word once `completed`
+     * reaches orch_wake_at (0: nobody waits). */
+    _Alignas(64) _Atomic int64_t orch_wake_at;
+    sp_waitword orch_word;
+    _Alignas(64) _Atomic int32_t error;
+    sp_fault_report fault;     /* the first kernel fault, if any */
+    sp_overrun_report overrun; /* checking mode: the first red zone damaged */
+    uint64_t edges;
+    char message[256];
+
+    tmr_queue queues[SP_QUEUES];
+    sp_args args; /* the run's arguments as device tensors */
+    tmr_orch orch;
+} tmr_ctl;
+
+/* The slot of task `id`. */
+static inline tmr_task *tmr_slot(tmr_ctl *c, int64_t id)
+{
+    return &c->slots[(uint64_t)id & c->mask];
+}
+
+#endif

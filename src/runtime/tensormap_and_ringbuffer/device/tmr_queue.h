@@ -1,0 +1,83 @@
+/* Bounded MPMC queue of task ids with sequence-tagged cells: a cell is
+ * free for the producer whose position equals its sequence, and full for
+ * the consumer whose position + 1 equals it. No locks, no allocation. */
+#ifndef SP_RUNTIME_TMR_QUEUE_H
+#define SP_RUNTIME_TMR_QUEUE_H
+
+#include <sched.h>
+#include <stdbool.h>
+
+#include "common/wait.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_layout.h"
+
+/* Set up `q` over `cells` (capacity mask + 1, a power of two). */
+static inline void tmr_queue_init(tmr_queue *q, tmr_cell *cells, uint64_t capacity)
+{
+    q->cells = cells;
+    q->mask = capacity - 1;
+    for (uint64_t i = 0; i < capacity; i++)
+        atomic_store_explicit(&cells[i].seq, i, memory_order_relaxed);
+    atomic_store_explicit(&q->head, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->tail, 0, memory_order_release);
+}
+
+/* Append `v`; never fails. Capacity covers every task that can be ready at
+ * once (a task sits in one queue at most once, and only the window's tasks
+ * exist), so a cell that is not yet free for this position is one a popper
+ * has claimed (moved head past) but not yet handed back: it may have been
+ * preempted between the two, and the push waits for it rather than drop
+ * the task (an SPMD task pushed back after handing out a block would lose
+ * its other blocks). The wait spins briefly, then yields the CPU to the
+ * popper it waits for. */
+static inline void tmr_queue_push(tmr_queue *q, uint64_t v)
+{
+    uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    for (unsigned waits = 0;;) {
+        tmr_cell *c = &q->cells[pos & q->mask];
+        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        int64_t diff = (int64_t)(seq - pos);
+        if (diff == 0) {
+            /* Relaxed: the cell's release store of seq publishes the value. */
+            if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                c->value = v;
+                atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+                return;
+            }
+        } else if (diff < 0) {
+            /* The popper of this cell's previous value has not let go yet. */
+            if (++waits < 64)
+                sp_cpu_relax();
+            else
+                sched_yield();
+            pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        } else {
+            pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        }
+    }
+}
+
+static inline bool tmr_queue_pop(tmr_queue *q, uint64_t *v)
+{
+    uint64_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+    for (;;) {
+        tmr_cell *c = &q->cells[pos & q->mask];
+        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        int64_t diff = (int64_t)(seq - (pos + 1));
+        if (diff == 0) {
+            /* Relaxed: the acquire load of seq above ordered the value. */
+            if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *v = c->value;
+                atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+                return true;
+            }
+        } else if (diff < 0) {
+            return false;
+        } else {
+            pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+        }
+    }
+}
+
+#endif

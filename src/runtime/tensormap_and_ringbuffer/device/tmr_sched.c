@@ -1,0 +1,288 @@
+/* tensormap_and_ringbuffer's scheduler threads and task completion. The
+ * shared pass (runtime/device/sched_pass.h) drives the cores; here are the
+ * ring's hooks: ready queues hold task ids (an SPMD task is pushed back
+ * while it has blocks to hand out), and completing a task closes its
+ * fan-out list (so the orchestrator links no more consumers to it),
+ * releases each consumer waiting on it, drops its holds on its producers
+ * and its own reference, and wakes whoever waits. */
+#include <string.h>
+
+#include "common/fault.h"
+#include "common/wait.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_queue.h"
+#include "simpler/status.h"
+
+typedef struct tmr_rt {
+    tmr_ctl *c;
+    sp_chip *chip;
+} tmr_rt;
+
+void tmr_fail(tmr_ctl *c, int status, const char *msg)
+{
+    int expected = 0;
+    /* First error wins; the message is written by the winner only. */
+    if (atomic_compare_exchange_strong_explicit(&c->error, &expected, status, memory_order_acq_rel,
+                                                memory_order_acquire))
+        snprintf(c->message, sizeof c->message, "%s", msg);
+}
+
+static void tmr_queue_ready(tmr_ctl *c, sp_chip *chip, int64_t id, bool wake)
+{
+    tmr_task *t = tmr_slot(c, id);
+    tmr_queue_push(&c->queues[sp_queue_of_shape(t->shape)], (uint64_t)id);
+    if (wake)
+        sp_chip_event_notify(chip);
+}
+
+void tmr_make_ready(tmr_ctl *c, sp_chip *chip, int64_t id)
+{
+    tmr_queue_ready(c, chip, id, true);
+}
+
+/* Checking mode: the red zones of every buffer the task may have written.
+ * Before its consumers are released, so none of them reads the damage. */
+static void check_redzones(tmr_ctl *c, const tmr_task *t)
+{
+    for (uint32_t m = t->check_mask; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const sp_tensor *x = &t->tensors[i];
+        int64_t at;
+        if (sp_redzone_intact(x->addr, x->buf_bytes, &at))
+            continue;
+        if (sp_overrun_claim(&c->overrun, (uint64_t)t->id, t->kernel, i, at, x->buf_bytes))
+            tmr_fail(c, SP_EKERNEL_OVERRUN, "");
+        return;
+    }
+}
+
+static void complete_task(tmr_rt *r, int64_t id)
+{
+    tmr_ctl *c = r->c;
+    tmr_task *t = tmr_slot(c, id);
+    if (t->check_mask)
+        check_redzones(c, t);
+    /* A lone scheduler pops what it readies here in its next pass (the
+     * pass that reaped this task reports progress and does not wait), so
+     * waking the chip event would only wake itself. It still does while
+     * draining a failed run, where the pop that finished this task may
+     * report no progress. Relaxed: this thread's own hook_failed load, if
+     * any, already saw the error; otherwise the pass reported progress. */
+    bool wake = c->sched_threads > 1 || atomic_load_explicit(&c->error, memory_order_relaxed);
+    /* Close the fan-out: acq_rel pairs with the orchestrator's release CAS,
+     * so every linked node (and its next pointer) is visible. */
+    uint64_t h =
+        atomic_exchange_explicit(&t->fanout_head, TMR_FANOUT_CLOSED, memory_order_acq_rel) >> 1;
+    while (h) {
+        uint64_t node = h - 1;
+        tmr_task *consumer = &c->slots[node / TMR_MAX_HOLDS];
+        /* Read the link before the release below: once its count reaches zero
+         * the consumer may run, finish and have its slot reused. */
+        h = consumer->node_next[node % TMR_MAX_HOLDS] >> 1;
+        int64_t cid = consumer->id;
+        if (atomic_fetch_sub_explicit(&consumer->fanin_left, 1, memory_order_acq_rel) == 1)
+            tmr_queue_ready(c, r->chip, cid, wake);
+    }
+    for (uint16_t k = 0; k < t->hold_count; k++)
+        atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k])->refs, 1, memory_order_release);
+    /* Relaxed: a statistic; only the first completions pay for the clock
+     * and the CAS, not every one. */
+    uint64_t zero = 0;
+    if (atomic_load_explicit(&c->first_complete_ns, memory_order_relaxed) == 0)
+        atomic_compare_exchange_strong_explicit(&c->first_complete_ns, &zero, sp_now_ns(),
+                                                memory_order_relaxed, memory_order_relaxed);
+    atomic_store_explicit(&t->state, TMR_SLOT_COMPLETE, memory_order_release);
+    atomic_fetch_sub_explicit(&t->refs, 1, memory_order_release);
+    /* Dekker with the orchestrator (tmr_orch.c, orch_wait_completed): this
+     * seq_cst increment, then a seq_cst look at orch_wake_at; it sets
+     * orch_wake_at, then reads `completed` seq_cst. Either it sees this
+     * completion (and the writes before it) or this thread sees its target. */
+    int64_t done = atomic_fetch_add_explicit(&c->completed, 1, memory_order_seq_cst) + 1;
+    int64_t wake_at = atomic_load_explicit(&c->orch_wake_at, memory_order_seq_cst);
+    if (wake_at && done >= wake_at)
+        sp_waitword_add(&c->orch_word, 1);
+    /* Everyone waits for the last task once the orchestration has returned. */
+    if (atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
+        done == atomic_load_explicit(&c->submitted, memory_order_acquire))
+        sp_chip_event_notify(r->chip);
+}
+
+static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+{
+    tmr_rt *r = rt;
+    uint64_t id;
+    if (!tmr_queue_pop(&r->c->queues[q], &id))
+        return false;
+    tmr_task *t = tmr_slot(r->c, (int64_t)id);
+    /* Relaxed: only the holder of the queue entry hands out blocks. */
+    uint32_t b = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
+    if (b + 1 < t->block_num)
+        tmr_queue_push(&r->c->queues[q], id); /* more blocks for other cores (never dropped) */
+    *task = id;
+    *block = b;
+    return true;
+}
+
+static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
+{
+    tmr_rt *r = rt;
+    const tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    if (t->kernel[lane] < 0)
+        return false;
+    *p = (sp_chip_payload){
+        .fn = r->c->ktab[t->kernel[lane]],
+        .args = t->args,
+        .task_id = task,
+        .block_idx = block,
+        .block_num = t->block_num,
+        .sub_block = t->shape == SP_SHAPE_MIX ? (uint32_t)lane : 0,
+    };
+    return true;
+}
+
+static void hook_block_done(void *rt, uint64_t task)
+{
+    tmr_rt *r = rt;
+    tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    if (atomic_fetch_sub_explicit(&t->blocks_left, 1, memory_order_acq_rel) == 1)
+        complete_task(r, (int64_t)task);
+}
+
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *rec)
+{
+    tmr_rt *r = rt;
+    const tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    const int32_t *func_ids = (const int32_t *)(uintptr_t)r->c->trace->func_ids;
+    rec->func_id = t->kernel[lane] >= 0 ? func_ids[t->kernel[lane]] : -1;
+    rec->shape = t->shape;
+    rec->submit_ns = t->submit_ns;
+}
+
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran_ns)
+{
+    tmr_rt *r = rt;
+    const tmr_task *t = tmr_slot(r->c, (int64_t)task);
+    if (sp_fault_report_claim(&r->c->fault, task, core, t->kernel[lane], sig, ran_ns))
+        tmr_fail(r->c, sp_fault_status(sig), "");
+}
+
+static bool hook_failed(void *rt)
+{
+    /* Relaxed: a stale "not yet" only runs one more block before the drain. */
+    return atomic_load_explicit(&((tmr_rt *)rt)->c->error, memory_order_relaxed) != 0;
+}
+
+static const sp_sched_hooks tmr_hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+    .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
+};
+
+/* Tracing: a dummy task completes on this thread, with no core. */
+static void trace_dummy(sp_trace_writer *w, const tmr_task *t)
+{
+    sp_trace_record *rec = sp_trace_next(w);
+    if (!rec)
+        return;
+    uint64_t now = sp_ticks();
+    rec->kind = SP_TRACE_DUMMY;
+    rec->task = (uint64_t)t->id;
+    rec->submit_ns = t->submit_ns;
+    rec->dispatch_ns = rec->start_ns = rec->end_ns = now;
+    rec->core = SP_TRACE_NO_CORE;
+    rec->func_id = -1;
+    rec->shape = SP_SHAPE_DUMMY;
+}
+
+/* Scheduler 0 watches the orchestrator thread: one still running past its
+ * watchdog and the grace period did not answer the watchdog's interrupt
+ * (it blocks signals), so its thread is given up and the run ends. Returns
+ * the time to look again, 0 when there is nothing to watch. */
+static uint64_t watch_orchestrator(tmr_ctl *c, sp_chip *chip, uint64_t abandon_at)
+{
+    if (!abandon_at || atomic_load_explicit(&c->orch_done, memory_order_acquire))
+        return 0;
+    if (sp_now_ns() < abandon_at)
+        return abandon_at;
+    if (!sp_chip_abandon_thread(chip, c->sched_threads))
+        return 0; /* it finished meanwhile: its own orch_done follows */
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "the orchestration timed out: still running on the chip %llu ms after its %llu ms "
+             "watchdog (orch_timeout_us) and did not answer the interrupt (it blocks signals): "
+             "its thread was abandoned after %lld submits; the device is degraded",
+             (unsigned long long)((abandon_at - c->orch_begin_ns) / 1000000 -
+                                  c->orch_timeout_ns / 1000000),
+             (unsigned long long)(c->orch_timeout_ns / 1000000),
+             (long long)atomic_load_explicit(&c->submitted, memory_order_relaxed));
+    tmr_fail(c, SP_EORCH_CRASH, msg);
+    atomic_store_explicit(&c->orch_done, 1, memory_order_release);
+    sp_chip_event_notify(chip);
+    return 0;
+}
+
+static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
+{
+    while (!atomic_load_explicit(&c->booted, memory_order_acquire)) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        if (atomic_load_explicit(&c->booted, memory_order_acquire))
+            break;
+        sp_chip_event_wait(chip, snap, 0);
+    }
+    tmr_rt r = {.c = c, .chip = chip};
+    sp_sched s;
+    sp_sched_init(&s, chip, ti, tn);
+    s.timeout_ns = c->kernel_timeout_ns;
+    sp_trace_writer tw;
+    sp_trace_writer_init(&tw, c->trace, ti);
+    if (tw.buf)
+        s.trace = &tw;
+    bool phases = tw.level >= SP_TRACE_SCHED;
+    /* orch_begin_ns was written before `booted` was released. */
+    uint64_t abandon_at = ti == 0 && c->orch_timeout_ns ? c->orch_begin_ns + c->orch_timeout_ns +
+                                                              sp_sched_grace_ns(c->orch_timeout_ns)
+                                                        : 0;
+    for (;;) {
+        uint32_t snap = sp_chip_event_snapshot(chip);
+        uint64_t t0 = phases ? sp_ticks() : 0;
+        if (abandon_at)
+            s.wake_by = abandon_at = watch_orchestrator(c, chip, abandon_at);
+        bool progress = sp_sched_pass(&s, &tmr_hooks, &r);
+        uint64_t id;
+        while (tmr_queue_pop(&c->queues[SP_Q_DUMMY], &id)) {
+            if (s.trace)
+                trace_dummy(&tw, tmr_slot(c, (int64_t)id));
+            complete_task(&r, (int64_t)id);
+            progress = true;
+        }
+        if (phases && progress)
+            sp_trace_phase(&tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
+        if (!sp_sched_busy(&s) && atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
+            atomic_load_explicit(&c->completed, memory_order_acquire) ==
+                atomic_load_explicit(&c->submitted, memory_order_acquire))
+            break;
+        if (!progress) {
+            uint64_t w0 = phases ? sp_ticks() : 0;
+            sp_sched_idle_wait(&s, snap);
+            if (phases)
+                sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
+        }
+    }
+    /* A kernel fault recorded by any thread is the launch's result too. */
+    return atomic_load_explicit(&c->error, memory_order_acquire);
+}
+
+int tmr_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
+{
+    tmr_ctl *c = dev_ctx;
+    if (c->magic != TMR_MAGIC)
+        return SP_EINVAL;
+    if (sp_chip_cluster_count(chip) > SP_SCHED_MAX_CLUSTERS)
+        return SP_EGEOMETRY;
+    if (ti == c->sched_threads)
+        return tmr_orchestrate(c, chip);
+    return schedule(c, chip, ti, tn - 1);
+}

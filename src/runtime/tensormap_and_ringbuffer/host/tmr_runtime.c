@@ -1,0 +1,314 @@
+/* tensormap_and_ringbuffer, the run lifecycle (host side): prepare stages
+ * the arguments and commits the bank's static arena — the control block,
+ * task ring, ready queues, TensorMap block and a device copy of the
+ * callable's validation tables in shared memory, the heap ring in the heap
+ * — and writes the control block; launch starts the orchestrator thread and
+ * the scheduler threads together; completion reads the control block back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wait.h"
+#include "runtime/device/trace.h"
+#include "runtime/host/device_run.h"
+#include "runtime/host/staging.h"
+#include "runtime/runtime.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
+#include "simpler/status.h"
+
+#define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
+#define TMR_MAP_ENTRIES_PER_SLOT 16u
+
+struct sp_rt_run {
+    sp_device_run run;
+    const sp_host_api *api;
+    sp_staging staging;
+    sp_arena arena;
+    uint32_t threads;
+    uint64_t build_ns;
+    tmr_ctl result; /* the control block read back after the run */
+    int have_result;
+    sp_trace_dev trace; /* level 0: not traced */
+    const sp_loaded_callable *callable;
+};
+
+#define TMR_DEFAULT_TRACE_RECORDS (1ull << 18)
+
+const char *sp_runtime_name(void)
+{
+    return "tmr";
+}
+
+typedef struct tmr_shm_layout {
+    uint64_t slots_off, cells_off, map_off, map_bytes, callable_off, callable_bytes, total;
+    uint32_t map_entries;
+} tmr_shm_layout;
+
+/* Bytes of the device copy of a callable's validation tables. */
+static uint64_t callable_copy_bytes(const sp_loaded_callable *lc)
+{
+    uint64_t n = ALIGN64(sizeof *lc) + ALIGN64((uint64_t)lc->kernel_count * sizeof(*lc->kernels));
+    for (uint32_t i = 0; i < lc->kernel_count; i++)
+        n += strlen(lc->kernels[i].entry) + strlen(lc->kernels[i].signature) + 2;
+    return ALIGN64(n);
+}
+
+/* The callable as device code may read it: the struct, its kernel table and
+ * their strings, with every pointer rebased to `dev` (host-only parts NULL). */
+static void callable_copy_write(const sp_loaded_callable *lc, uint64_t dev, void *buf)
+{
+    memset(buf, 0, callable_copy_bytes(lc));
+    sp_loaded_callable *cc = buf;
+    *cc = *lc;
+    cc->blob = NULL;
+    cc->orch = NULL;
+    cc->orch_entry = NULL;
+    cc->orch_config = NULL;
+    memset(&cc->view, 0, sizeof cc->view);
+    uint64_t kern_off = ALIGN64(sizeof *lc);
+    uint64_t str_off = kern_off + ALIGN64((uint64_t)lc->kernel_count * sizeof(*lc->kernels));
+    sp_loaded_kernel *ck = (sp_loaded_kernel *)((char *)buf + kern_off);
+    cc->kernels = (sp_loaded_kernel *)(uintptr_t)(dev + kern_off);
+    for (uint32_t i = 0; i < lc->kernel_count; i++) {
+        ck[i] = lc->kernels[i];
+        ck[i].binary = NULL;
+        const char *strs[2] = {lc->kernels[i].entry, lc->kernels[i].signature};
+        const char **dst[2] = {&ck[i].entry, &ck[i].signature};
+        for (int s = 0; s < 2; s++) {
+            size_t len = strlen(strs[s]) + 1;
+            memcpy((char *)buf + str_off, strs[s], len);
+            *dst[s] = (const char *)(uintptr_t)(dev + str_off);
+            str_off += len;
+        }
+    }
+}
+
+static int config_check(const sp_rt_prepare *p, uint32_t *window, uint64_t *heap, uint32_t *threads)
+{
+    const sp_geometry *geo = sp_device_geometry(p->dev);
+    *window = p->config.task_window ? p->config.task_window : TMR_DEFAULT_WINDOW;
+    *heap = p->config.heap_bytes ? p->config.heap_bytes : TMR_DEFAULT_HEAP;
+    *threads = p->config.sched_threads ? p->config.sched_threads : geo->sched_threads;
+    if (*window < 4 || *window > (1u << 20) || (*window & (*window - 1))) {
+        snprintf(p->err, p->err_len, "task_window %u must be a power of two in [4, 2^20]", *window);
+        return SP_EINVAL;
+    }
+    if (*heap < 4096 || *heap > (1ull << 40)) {
+        snprintf(p->err, p->err_len, "heap_bytes %llu must be in [4 KiB, 1 TiB]",
+                 (unsigned long long)*heap);
+        return SP_EINVAL;
+    }
+    if (*threads > geo->sched_threads || geo->orch_threads < 1) {
+        snprintf(p->err, p->err_len,
+                 "config asks for %u scheduler threads and an orchestrator thread; the device "
+                 "has %u and %u",
+                 *threads, geo->sched_threads, geo->orch_threads);
+        return SP_EINVAL;
+    }
+    const sp_loaded_callable *lc = p->callable;
+    if (lc->orch_config && (p->args->tensor_count < lc->config.tensor_count ||
+                            p->args->scalar_count < lc->config.scalar_count)) {
+        snprintf(p->err, p->err_len,
+                 "callable %u expects %u tensors and %u scalars; the run passes %u and %u", lc->id,
+                 lc->config.tensor_count, lc->config.scalar_count, p->args->tensor_count,
+                 p->args->scalar_count);
+        return SP_EARGCOUNT;
+    }
+    return SP_OK;
+}
+
+static tmr_shm_layout layout_of(const sp_loaded_callable *lc, uint32_t window)
+{
+    tmr_shm_layout l;
+    uint64_t off = ALIGN64(sizeof(tmr_ctl));
+    l.slots_off = off;
+    off = ALIGN64(off + (uint64_t)window * sizeof(tmr_task));
+    l.cells_off = off;
+    off = ALIGN64(off + (uint64_t)SP_QUEUES * window * sizeof(tmr_cell));
+    l.map_entries = window * TMR_MAP_ENTRIES_PER_SLOT;
+    l.map_off = off;
+    l.map_bytes = sp_tensormap_bytes(l.map_entries);
+    off = ALIGN64(off + l.map_bytes);
+    l.callable_off = off;
+    l.callable_bytes = callable_copy_bytes(lc);
+    l.total = off + l.callable_bytes;
+    return l;
+}
+
+int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
+{
+    *out = NULL;
+    uint32_t window, threads;
+    uint64_t heap;
+    if (!p->args) {
+        snprintf(p->err, p->err_len, "run arguments are NULL");
+        return SP_EINVAL;
+    }
+    int rc = config_check(p, &window, &heap, &threads);
+    if (rc)
+        return rc;
+    sp_rt_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return SP_ENOMEM;
+    r->run.dev = p->dev;
+    r->api = p->api;
+    r->callable = p->callable;
+    r->threads = threads;
+    uint64_t t0 = sp_now_ns();
+    bool check = sp_check_mode(&p->config);
+    rc = sp_staging_stage(&r->staging, p->api, p->args, false, check, p->err, p->err_len);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    const sp_loaded_callable *lc = p->callable;
+    tmr_shm_layout l = layout_of(lc, window);
+    sp_arena_request req = {.heap_bytes = heap, .shm_bytes = l.total, .image_bytes = 0};
+    rc = sp_host_arena_commit(p->api, &req, &r->arena);
+    if (rc) {
+        snprintf(p->err, p->err_len,
+                 "arena commit (heap %llu, ring state %llu bytes for a %u-slot window): %s",
+                 (unsigned long long)heap, (unsigned long long)l.total, window, sp_status_name(rc));
+        goto fail;
+    }
+    size_t host_bytes = sizeof(tmr_ctl) + l.callable_bytes;
+    if ((rc = sp_host_scratch_reserve(p->scratch, host_bytes)) != SP_OK) {
+        snprintf(p->err, p->err_len, "host scratch of %zu bytes", host_bytes);
+        goto fail;
+    }
+    uint64_t shm = r->arena.shm;
+    tmr_ctl *c = p->scratch->ptr;
+    memset(c, 0, sizeof *c);
+    c->magic = TMR_MAGIC;
+    c->window = window;
+    c->mask = window - 1;
+    c->sched_threads = threads;
+    c->kernel_count = lc->kernel_count;
+    c->slots = (tmr_task *)(uintptr_t)(shm + l.slots_off);
+    c->cells = (tmr_cell *)(uintptr_t)(shm + l.cells_off);
+    c->map_mem = (void *)(uintptr_t)(shm + l.map_off);
+    c->map_bytes = l.map_bytes;
+    c->map_entries = l.map_entries;
+    c->callable = (const sp_loaded_callable *)(uintptr_t)(shm + l.callable_off);
+    c->heap_base = r->arena.heap;
+    c->heap_bytes = heap;
+    c->ktab = (const sp_kernel_fn *)(uintptr_t)lc->kernel_table;
+    c->entry = lc->orch_entry;
+    c->backstop_ns =
+        p->config.timeout_us ? p->config.timeout_us * 1000ull : TMR_DEFAULT_BACKSTOP_NS;
+    c->kernel_timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
+    c->orch_timeout_ns = sp_orch_timeout_ns(p->config.orch_timeout_us);
+    c->redzones = check;
+    c->args = r->staging.device_args;
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
+    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
+    if (p->config.trace_level) {
+        /* The task count is unknown before the run: a bounded buffer, full drops. */
+        uint64_t n = p->config.trace_records ? p->config.trace_records : TMR_DEFAULT_TRACE_RECORDS;
+        if ((rc = sp_trace_dev_alloc(&r->trace, p->api, p->config.trace_level, n, n, lc, p->err,
+                                     p->err_len)) != SP_OK)
+            goto fail;
+        c->trace = sp_trace_dev_buf(&r->trace);
+    }
+    void *cc = (char *)p->scratch->ptr + sizeof(tmr_ctl);
+    callable_copy_write(lc, shm + l.callable_off, cc);
+    if ((rc = sp_host_copy_to_device(p->api, shm, c, sizeof *c)) != SP_OK ||
+        (rc = sp_host_copy_to_device(p->api, shm + l.callable_off, cc, l.callable_bytes)) !=
+            SP_OK) {
+        snprintf(p->err, p->err_len, "writing the ring state: %s", sp_status_name(rc));
+        goto fail;
+    }
+    r->build_ns = sp_now_ns() - t0;
+    *out = r;
+    return SP_OK;
+fail:
+    sp_trace_dev_free(&r->trace, p->api);
+    sp_staging_release(&r->staging, p->api);
+    free(r);
+    return rc;
+}
+
+int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
+{
+    /* The scheduler threads and, last, the orchestrator thread. */
+    return sp_device_run_launch(&r->run, tmr_device_main, (void *)(uintptr_t)r->arena.shm,
+                                r->threads + 1, err, err_len);
+}
+
+/* After the device side finished: read the control block back for the
+ * status message and the figures. */
+static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
+{
+    if (!r->have_result &&
+        sp_host_copy_from_device(r->api, &r->result, r->arena.shm, sizeof r->result) == SP_OK)
+        r->have_result = 1;
+    if (rc && r->have_result &&
+        atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
+        (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
+        rc = sp_fault_report_format(&r->result.fault, r->callable, err, err_len);
+    else if (rc == SP_EKERNEL_OVERRUN && r->have_result &&
+             atomic_load_explicit(&r->result.overrun.claimed, memory_order_relaxed))
+        rc = sp_overrun_format(&r->result.overrun, r->callable, err, err_len);
+    else if (rc && r->have_result && r->result.message[0])
+        snprintf(err, err_len, "%s", r->result.message);
+    else if (rc)
+        snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+    return rc;
+}
+
+int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
+{
+    int rc = sp_device_run_poll(&r->run);
+    return rc == SP_RUN_NOT_READY ? rc : collect(r, rc, err, err_len);
+}
+
+int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len)
+{
+    int rc = sp_device_run_wait(&r->run, deadline_ns);
+    if (rc == SP_ETIMEOUT) {
+        snprintf(err, err_len, "run did not complete before its deadline");
+        return rc;
+    }
+    return collect(r, rc, err, err_len);
+}
+
+int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len)
+{
+    int rc = SP_OK;
+    if (completed_ok)
+        rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
+    sp_staging_release(&r->staging, r->api);
+    sp_trace_dev_free(&r->trace, r->api);
+    free(r);
+    return rc;
+}
+
+void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->build_ns = r->build_ns;
+    out->device_ns = r->run.device_ns;
+    if (!r->have_result)
+        return;
+    const tmr_ctl *c = &r->result;
+    out->tasks = (uint64_t)atomic_load_explicit(&c->submitted, memory_order_relaxed);
+    out->edges = c->edges;
+    if (c->orch_end_ns > r->run.launch_ns)
+        out->orch_ns = c->orch_end_ns - r->run.launch_ns;
+    uint64_t first = atomic_load_explicit(&c->first_complete_ns, memory_order_relaxed);
+    if (first > r->run.launch_ns)
+        out->first_complete_ns = first - r->run.launch_ns;
+}
+
+int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io)
+{
+    io->sched_threads = r->threads;
+    io->clusters = sp_device_geometry(r->run.dev)->clusters;
+    io->launch_ns = r->run.launch_ns;
+    io->done_ns = r->run.launch_ns + r->run.device_ns;
+    if (r->have_result) {
+        io->orch_begin_ns = r->result.orch_begin_ns;
+        io->orch_end_ns = r->result.orch_end_ns;
+    }
+    return sp_trace_dev_read(&r->trace, r->api, io);
+}
