@@ -260,7 +260,7 @@ int main(int argc, char **argv)
     printf("bench_graphs: %s on sim, default geometry %u cluster(s) "
            "(%u AIC + %u AIV cores), %u scheduler thread(s); N=%llu\n",
            strcmp(runtime, "hbg") == 0 ? "host_build_graph" : "tensormap_and_ringbuffer",
-           g.clusters, g.clusters, 2 * g.clusters, g.sched_threads, (unsigned long long)n);
+           g.clusters, g.clusters, 2 * g.clusters, g.aicpu_threads - 1, (unsigned long long)n);
     if (strcmp(runtime, "tmr") == 0)
         printf("  (tmr: host build = staging + ring state; the orchestration runs on the "
                "chip, inside device time)\n");

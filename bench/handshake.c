@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     }
 
     /* The smallest chip: 1 cluster, 1 scheduler; the other threads park. */
-    sp_device_options opt = {.geometry = {.clusters = 1, .sched_threads = 1, .orch_threads = 1}};
+    sp_device_options opt = {.geometry = {.clusters = 1, .aicpu_threads = 2}};
     sp_device *dev = NULL;
     int rc = sp_device_open(0, &opt, &dev);
     if (rc) {

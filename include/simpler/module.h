@@ -11,12 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "simpler/device_info.h"
 #include "simpler/export.h"
 #include "simpler/host_api.h"
+#include "simpler/settings.h"
 #include "simpler/trace.h"
 #include "simpler/types.h"
 
-#define SP_PIPELINE_ABI_VERSION 4u /* 4: sp_call_config grew to 80 bytes */
+#define SP_PIPELINE_ABI_VERSION 5u /* 5: simpler_init takes settings; simpler_device_info */
 #define SP_PIPELINE_MAX_RESOURCES 8u
 
 typedef enum sp_resource_kind {
@@ -96,7 +98,13 @@ typedef const sp_pipeline_contract *(*simpler_get_pipeline_contract_fn)(void);
 typedef int (*simpler_bind_logging_fn)(int level, sp_module_log_sink sink, void *user);
 typedef int (*simpler_create_device_context_fn)(void **ctx_out);
 typedef int (*simpler_destroy_device_context_fn)(void *ctx);
-typedef int (*simpler_init_fn)(void *ctx, int device_id, const sp_call_config *prewarm);
+/* Attach the context to device `device_id`. prewarm's clusters and
+ * sched_threads ask for a geometry; settings (may be NULL: defaults) hold
+ * the device's and the runtime's knobs, already filled from the
+ * environment by the caller. Both apply when this call creates the device;
+ * a device already open keeps what it was created with. */
+typedef int (*simpler_init_fn)(void *ctx, int device_id, const sp_call_config *prewarm,
+                               const sp_settings *settings);
 typedef int (*simpler_finalize_device_fn)(void *ctx);
 typedef const char *(*simpler_last_error_fn)(void *ctx);
 typedef int (*simpler_device_malloc_fn)(void *ctx, uint64_t bytes, uint64_t *dev_out);
@@ -123,6 +131,9 @@ typedef int (*simpler_probe_storage_fn)(void *ctx, uint32_t pipeline_slot, uint3
 /* A completed (not yet finalized) run's trace records and edges, copied
  * into io's arrays (simpler/trace.h); io->level 0 when it was not traced. */
 typedef int (*simpler_run_trace_fn)(void *ctx, void *run, sp_run_trace *io);
+/* What the context's device is (platform, geometry, memory); SP_ESTATE
+ * before simpler_init. */
+typedef int (*simpler_device_info_fn)(void *ctx, sp_device_info *out);
 
 /* The list of mandatory symbols: X(name). */
 #define SP_MODULE_SYMBOLS(X)                                                                       \
@@ -148,6 +159,7 @@ typedef int (*simpler_run_trace_fn)(void *ctx, void *run, sp_run_trace *io);
     X(simpler_run)                                                                                 \
     X(simpler_run_stats)                                                                           \
     X(simpler_probe_storage)                                                                       \
-    X(simpler_run_trace)
+    X(simpler_run_trace)                                                                           \
+    X(simpler_device_info)
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "simpler/export.h"
 #include "simpler/module.h"
+#include "simpler/settings.h"
 #include "simpler/types.h"
 
 typedef struct sp_worker sp_worker;
@@ -20,6 +21,9 @@ typedef struct sp_worker_options {
      * past it, what still runs is abandoned to the process and close
      * returns. 0: SP_WORKER_CLOSE_TIMEOUT_MS. */
     uint64_t close_timeout_ms;
+    /* The device's and the runtime's knobs (simpler/settings.h); fields
+     * left 0 are filled from the environment, then default. */
+    sp_settings settings;
 } sp_worker_options;
 
 #define SP_WORKER_CLOSE_TIMEOUT_MS 60000u

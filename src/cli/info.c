@@ -27,10 +27,8 @@ int cli_info(int argc, char **argv)
     const sp_geometry *g = sp_device_geometry(dev);
     printf("platform: %s\n", sp_device_platform_name(dev));
     printf("device: %d\n", sp_device_id(dev));
-    printf("geometry: %u clusters (%u AIC + %u AIV cores), %u scheduler threads, %u "
-           "orchestrator thread%s\n",
-           g->clusters, g->clusters, 2 * g->clusters, g->sched_threads, g->orch_threads,
-           g->orch_threads == 1 ? "" : "s");
+    printf("geometry: %u clusters (%u AIC + %u AIV cores), %u AICPU threads\n", g->clusters,
+           g->clusters, 2 * g->clusters, g->aicpu_threads);
     printf("device memory: %llu bytes (%.1f MiB)\n",
            (unsigned long long)sp_device_memory_bytes(dev),
            (double)sp_device_memory_bytes(dev) / (1024.0 * 1024.0));

@@ -86,9 +86,9 @@ int cli_smoke(int argc, char **argv)
     CHECK(rc == 0, "open device 0: %s", sp_status_name(rc));
     const sp_geometry *g = sp_device_geometry(dev);
     uint32_t cores = sp_device_core_count(dev);
-    printf("device 0: sim, %u clusters (%u cores), %u scheduler threads, %llu MiB device "
+    printf("device 0: sim, %u clusters (%u cores), %u AICPU threads, %llu MiB device "
            "memory\n",
-           g->clusters, cores, g->sched_threads,
+           g->clusters, cores, g->aicpu_threads,
            (unsigned long long)(sp_device_memory_bytes(dev) >> 20));
 
     /* Memory: allocate, copy in, copy out. */
@@ -139,7 +139,7 @@ int cli_smoke(int argc, char **argv)
     rc = sp_device_malloc(dev, sizeof l, &launch_dev);
     CHECK(rc == 0, "malloc launch block");
     sp_device_copy_to(dev, launch_dev, &l, sizeof l);
-    rc = sp_device_launch(dev, smoke_main, (void *)(uintptr_t)launch_dev, g->sched_threads);
+    rc = sp_device_launch(dev, smoke_main, (void *)(uintptr_t)launch_dev, g->aicpu_threads);
     CHECK(rc == 0, "launch: %s", sp_status_name(rc));
     rc = sp_device_wait(dev, 0);
     CHECK(rc == 0, "launch result: %s", sp_status_name(rc));
@@ -157,9 +157,9 @@ int cli_smoke(int argc, char **argv)
         else
             aiv++;
     }
-    printf("launch: %u scheduler thread(s) dispatched the kernel to all %u cores (%u AIC, %u "
+    printf("launch: %u AICPU thread(s) dispatched the kernel to all %u cores (%u AIC, %u "
            "AIV); each reported its id and type\n",
-           g->sched_threads, cores, aic, aiv);
+           g->aicpu_threads, cores, aic, aiv);
     printf("smoke: PASS\n");
 out:
     free(marks);

@@ -112,7 +112,8 @@ EXPORT int simpler_destroy_device_context(void *ctx)
     return SP_OK;
 }
 
-EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm)
+EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
+                        const sp_settings *settings)
 {
     sp_module_ctx *c = ctx;
     if (!c)
@@ -123,13 +124,28 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm)
     memset(&opt, 0, sizeof opt);
     if (prewarm) {
         opt.geometry.clusters = prewarm->clusters;
-        opt.geometry.sched_threads = prewarm->sched_threads;
+        /* The schedulers plus the orchestrator's thread (runtime.h). */
+        if (prewarm->sched_threads)
+            opt.geometry.aicpu_threads = prewarm->sched_threads + 1;
     }
+    if (settings)
+        opt.settings = *settings;
     int rc = sp_device_open(device_id, &opt, &c->dev);
     if (rc)
         return ctx_fail(c, rc, "cannot attach device %d", device_id);
     c->device_id = device_id;
     return SP_OK;
+}
+
+EXPORT int simpler_device_info(void *ctx, sp_device_info *out)
+{
+    sp_module_ctx *c = ctx;
+    if (!c || !out)
+        return SP_EINVAL;
+    if (!c->dev)
+        return ctx_fail(c, SP_ESTATE,
+                        "device_info: context has no device: call simpler_init first");
+    return sp_device_describe(c->dev, out);
 }
 
 EXPORT const char *simpler_last_error(void *ctx)

@@ -9,26 +9,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "simpler/device_info.h"
 #include "simpler/host_api.h"
 #include "simpler/kernel.h"
+#include "simpler/settings.h"
 
 typedef struct sp_device sp_device;
 typedef struct sp_chip sp_chip; /* device-side view handed to launched code (chip.h) */
 
-/* Cores: clusters of 1 AIC + 2 AIV. Core ids: AIC of cluster c is c,
- * its AIV lanes are clusters + 2c and clusters + 2c + 1. */
-typedef struct sp_geometry {
-    uint32_t clusters;
-    uint32_t sched_threads; /* AICPU scheduler threads */
-    uint32_t orch_threads;  /* AICPU orchestrator threads (tmr) */
-} sp_geometry;
+/* The geometry (simpler/device_info.h) is data: clusters, the lanes of a
+ * cluster and their core kinds, AICPU threads. The sim builds clusters of
+ * 1 AIC + 2 AIV (lanes 3); which AICPU threads schedule and which
+ * orchestrate is the runtime's business, not the platform's. */
 
 typedef struct sp_device_options {
-    sp_geometry geometry;  /* zero fields: the default geometry */
-    uint64_t memory_bytes; /* device memory arena size; 0: default */
-    bool no_host_map;      /* behave like a backend without host-map */
-    uint64_t chip_cpus;    /* sim: host CPUs the chip's threads may use (bit i = CPU i); 0: all */
-    uint32_t core_queue;   /* sim: payloads a core holds at once (1..8); 0: default */
+    sp_geometry geometry; /* zero fields: the default geometry */
+    /* memory_bytes and the backend's block (settings.sim for the sim);
+     * the rest of the settings are the runtime's. */
+    sp_settings settings;
 } sp_device_options;
 
 #define SP_A2A3_CLUSTERS 24
@@ -36,7 +34,7 @@ typedef struct sp_device_options {
 
 /* Geometry that fits this machine (clusters and schedulers from its CPUs). */
 sp_geometry sp_geometry_default(void);
-/* The a2a3 chip: 24 clusters, 3 scheduler threads, 1 orchestrator thread. */
+/* The a2a3 chip: 24 clusters of AIC + 2 AIV, 4 AICPU threads. */
 sp_geometry sp_geometry_a2a3(void);
 /* 0 if usable, SP_EGEOMETRY otherwise. */
 int sp_geometry_validate(const sp_geometry *g);
@@ -48,6 +46,8 @@ int sp_device_open(int device_id, const sp_device_options *opt, sp_device **out)
 void sp_device_close(sp_device *dev);
 
 const sp_geometry *sp_device_geometry(const sp_device *dev);
+/* Everything above in one value (simpler/device_info.h). 0 or SP_EINVAL. */
+int sp_device_describe(const sp_device *dev, sp_device_info *out);
 int sp_device_id(const sp_device *dev);
 const char *sp_device_platform_name(const sp_device *dev); /* "sim" */
 uint64_t sp_device_memory_bytes(const sp_device *dev);

@@ -104,7 +104,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
         o = *opt;
     w->close_timeout_ns =
         (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
-    rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm);
+    rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm, &o.settings);
     if (rc) {
         snprintf(err, err_len, "%s", w->m.simpler_last_error(w->ctx));
         sp_worker_close(w);

@@ -41,7 +41,7 @@ static void setup(void)
     cr_assert_eq(m.simpler_bind_logging(4 /* off: failures are expected */, NULL, NULL), SP_OK);
     cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
     sp_call_config prewarm = {.clusters = 1, .sched_threads = 1};
-    cr_assert_eq(m.simpler_init(ctx, 0, &prewarm), SP_OK, "%s", m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_init(ctx, 0, &prewarm, NULL), SP_OK, "%s", m.simpler_last_error(ctx));
 }
 
 static void teardown(void)

@@ -69,7 +69,7 @@ static void init_once(void)
     CHECK(m.simpler_bind_logging(4, NULL, NULL) == SP_OK);
     CHECK(m.simpler_create_device_context(&ctx) == SP_OK);
     sp_call_config prewarm = {.clusters = 1, .sched_threads = 1};
-    CHECK(m.simpler_init(ctx, 0, &prewarm) == SP_OK);
+    CHECK(m.simpler_init(ctx, 0, &prewarm, NULL) == SP_OK);
     good_orch = read_all(SP_TEST_KERNEL_DIR "/orch_noop.so", &good_orch_size);
     good_kernel = read_all(SP_TEST_KERNEL_DIR "/callable_kernels.so", &good_kernel_size);
     atexit(teardown);

@@ -94,7 +94,7 @@ static void open_module(int mod)
     cr_assert_eq(m.simpler_run_storage_size(&run_bytes, &align), SP_OK);
     run_bytes = (run_bytes + 63) / 64 * 64;
     assert_ok(m.simpler_create_device_context(&ctx));
-    assert_ok(m.simpler_init(ctx, 0, NULL));
+    assert_ok(m.simpler_init(ctx, 0, NULL, NULL));
     size_t size;
     void *blob = read_blob(VECTOR_SPC, &size);
     assert_ok(m.simpler_register_callable(ctx, 1, blob, size));
@@ -146,7 +146,7 @@ ParameterizedTest(int *mod, abi_misuse, null_context, .timeout = 60)
     void *blob = read_blob(VECTOR_SPC, &size);
     assert_named(m.simpler_create_device_context(NULL), SP_EINVAL);
     assert_named(m.simpler_destroy_device_context(NULL), SP_EINVAL);
-    assert_named(m.simpler_init(NULL, 0, NULL), SP_EINVAL);
+    assert_named(m.simpler_init(NULL, 0, NULL, NULL), SP_EINVAL);
     assert_named(m.simpler_finalize_device(NULL), SP_EINVAL);
     cr_assert_not_null(m.simpler_last_error(NULL));
     assert_named(m.simpler_device_malloc(NULL, 64, &dev), SP_EINVAL);
@@ -210,14 +210,14 @@ ParameterizedTest(int *mod, abi_misuse, context_without_a_device, .timeout = 60)
     assert_named(m.simpler_probe_storage(bare, 0, 0, &probe), SP_ESTATE);
     cr_assert(strstr(m.simpler_last_error(bare), "simpler_init") != NULL, "%s",
               m.simpler_last_error(bare));
-    assert_named(m.simpler_init(bare, -1, NULL), SP_EINVAL);
-    assert_named(m.simpler_init(bare, 64, NULL), SP_EINVAL);
-    assert_named(m.simpler_init(bare, INT32_MAX, NULL), SP_EINVAL);
+    assert_named(m.simpler_init(bare, -1, NULL, NULL), SP_EINVAL);
+    assert_named(m.simpler_init(bare, 64, NULL, NULL), SP_EINVAL);
+    assert_named(m.simpler_init(bare, INT32_MAX, NULL, NULL), SP_EINVAL);
     sp_call_config geo = {.clusters = 100000};
-    assert_named(m.simpler_init(bare, 5, &geo), SP_EGEOMETRY);
+    assert_named(m.simpler_init(bare, 5, &geo, NULL), SP_EGEOMETRY);
     assert_ok(m.simpler_destroy_device_context(bare));
     /* Attached twice: refused, the attached device is untouched. */
-    assert_named(m.simpler_init(ctx, 0, NULL), SP_ESTATE);
+    assert_named(m.simpler_init(ctx, 0, NULL, NULL), SP_ESTATE);
     assert_ok(m.simpler_run(ctx, run, 1, &inst.args, NULL, &d));
     assert_ok(m.simpler_finalize_run(ctx, run));
     check_outputs();
@@ -406,7 +406,7 @@ ParameterizedTest(int *mod, abi_misuse, wrong_order, .timeout = 60)
     /* Another context's run: refused without touching either context. */
     void *ctx2;
     assert_ok(m.simpler_create_device_context(&ctx2));
-    assert_ok(m.simpler_init(ctx2, 0, NULL));
+    assert_ok(m.simpler_init(ctx2, 0, NULL, NULL));
     assert_ok(m.simpler_prepare_run(ctx, run, 1, &inst.args, NULL, &d));
     assert_named(m.simpler_launch_run(ctx2, run), SP_EINVAL);
     assert_named(m.simpler_finalize_run(ctx2, run), SP_EINVAL);

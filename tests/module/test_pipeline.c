@@ -37,7 +37,8 @@ static void rig_open(const char *module)
     cr_assert_eq(sp_module_open(module, &R.m, err, sizeof err), SP_OK, "%s", err);
     R.m.simpler_bind_logging(4, NULL, NULL); /* failures below are expected */
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
-    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL), SP_OK, "%s", R.m.simpler_last_error(R.ctx));
+    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, NULL), SP_OK, "%s",
+                 R.m.simpler_last_error(R.ctx));
     void *blob;
     size_t size;
     cr_assert_eq(orch_tmr_blob(&blob, &size, err, sizeof err), SP_OK, "%s", err);
@@ -197,7 +198,7 @@ Test(pipeline, a_half_started_launch_leaves_the_device_unusable_until_recreated,
     cr_assert_eq(R.m.simpler_destroy_device_context(R.ctx), SP_OK);
     R.ctx = NULL;
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
-    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL), SP_OK);
+    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, NULL), SP_OK);
     char err[256];
     void *blob;
     size_t size;

@@ -69,7 +69,7 @@ static void setup(void)
     cr_assert_eq(m.simpler_run_storage_size(&run_size, &run_align), SP_OK);
     cr_assert_geq(run_size, sizeof(uint64_t));
     cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
-    cr_assert_eq(m.simpler_init(ctx, 0, NULL), SP_OK, "%s", m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_init(ctx, 0, NULL, NULL), SP_OK, "%s", m.simpler_last_error(ctx));
     rc = register_example(CALLABLE_ID);
     cr_assert_eq(rc, SP_OK, "%s", m.simpler_last_error(ctx));
     ex = ex_find("vector_example");

@@ -50,7 +50,8 @@ static inline void capture_reset(void)
 /* Open device `id` with TEST_MEMORY_BYTES of memory (and no host map if asked). */
 static inline sp_device *open_device(int id, bool no_host_map)
 {
-    sp_device_options opt = {.memory_bytes = TEST_MEMORY_BYTES, .no_host_map = no_host_map};
+    sp_device_options opt = {
+        .settings = {.memory_bytes = TEST_MEMORY_BYTES, .sim = {.no_host_map = no_host_map}}};
     sp_device *dev = NULL;
     int rc = sp_device_open(id, &opt, &dev);
     cr_assert_eq(rc, SP_OK, "sp_device_open(%d): %s", id, sp_status_name(rc));

@@ -74,7 +74,7 @@ static int count_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_
 static void run_count_test(sp_core_type type)
 {
     /* Two schedulers sharing the chip event, over 2 AIC or 4 AIV cores. */
-    sp_device_options opt = {.geometry = {.clusters = 2, .sched_threads = 2, .orch_threads = 1}};
+    sp_device_options opt = {.geometry = {.clusters = 2, .aicpu_threads = 3}};
     sp_device *dev = NULL;
     cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
     sp_kernel_binary *kb = load_test_kernel(dev, "chip_probe.so", "chip_count");
@@ -341,7 +341,7 @@ static int queue_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_
 
 static void run_queue_test(uint32_t depth)
 {
-    sp_device_options opt = {.core_queue = depth};
+    sp_device_options opt = {.settings = {.sim = {.core_queue = depth}}};
     sp_device *dev = NULL;
     cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
     sp_kernel_binary *kg = load_test_kernel(dev, "chip_probe.so", "chip_gate");

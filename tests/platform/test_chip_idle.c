@@ -84,8 +84,7 @@ static void idle_test(const sp_device_options *opt)
                          .args = args,
                          .deadline_ns = DEADLINE_MS(60000)};
     uint64_t ctx = dev_upload(dev, &ec, sizeof ec);
-    uint32_t threads =
-        sp_device_geometry(dev)->sched_threads + sp_device_geometry(dev)->orch_threads;
+    uint32_t threads = sp_device_geometry(dev)->aicpu_threads;
     cr_assert_eq(sp_device_launch(dev, every_core_main, (void *)(uintptr_t)ctx, threads), SP_OK);
     cr_assert_eq(sp_device_wait(dev, DEADLINE_MS(90000)), 0);
     chip_ctx_record last;
@@ -107,6 +106,6 @@ Test(chip_idle, default_geometry_parks, .timeout = 60)
 
 Test(chip_idle, larger_chip_parks, .timeout = 60)
 {
-    sp_device_options opt = {.geometry = {.clusters = 4, .sched_threads = 2, .orch_threads = 1}};
+    sp_device_options opt = {.geometry = {.clusters = 4, .aicpu_threads = 3}};
     idle_test(&opt);
 }

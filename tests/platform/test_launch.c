@@ -51,8 +51,7 @@ static int gated_main(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t cou
 
 static sp_device *open_dev(uint32_t sched, uint32_t orch)
 {
-    sp_device_options opt = {
-        .geometry = {.clusters = 1, .sched_threads = sched, .orch_threads = orch}};
+    sp_device_options opt = {.geometry = {.clusters = 1, .aicpu_threads = sched + orch}};
     sp_device *dev = NULL;
     cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
     return dev;

@@ -82,7 +82,7 @@ static void setup(void)
     cr_assert_eq(m.simpler_bind_logging(4 /* off: failures are expected */, NULL, NULL), SP_OK);
     cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
     sp_call_config prewarm = {.clusters = 1, .sched_threads = 1};
-    cr_assert_eq(m.simpler_init(ctx, 0, &prewarm), SP_OK, "%s", m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_init(ctx, 0, &prewarm, NULL), SP_OK, "%s", m.simpler_last_error(ctx));
     void *blob;
     size_t size;
     build_callable(&blob, &size);
@@ -327,7 +327,7 @@ static void hand_rig_open(hbg_buffer *xbuf)
     sp_device_options opt;
     memset(&opt, 0, sizeof opt);
     opt.geometry.clusters = 1;
-    opt.geometry.sched_threads = 1;
+    opt.geometry.aicpu_threads = 2;
     cr_assert_eq(sp_device_open(7, &opt, &pdev), SP_OK);
     cr_assert_eq(sp_device_bind_host_api(pdev, 0, 0, &papi), SP_OK);
     cr_assert_eq(sp_host_malloc(&papi, XN * sizeof(float), &xdev), SP_OK);

@@ -273,8 +273,8 @@ static void *read_control_tensor(int device_id, bool no_host_map)
     sp_device_options opt;
     memset(&opt, 0, sizeof opt);
     opt.geometry.clusters = 1;
-    opt.geometry.sched_threads = 1;
-    opt.no_host_map = no_host_map;
+    opt.geometry.aicpu_threads = 2;
+    opt.settings.sim.no_host_map = no_host_map;
     sp_device *dev;
     cr_assert_eq(sp_device_open(device_id, &opt, &dev), SP_OK);
     sp_host_api api = {.runner_ctx = dev, .functions = &counting};

@@ -218,7 +218,7 @@ static void raw_open(const char *module, raw_ctx *r, int n)
     callable_blob(&blob, &size);
     for (int i = 0; i < n; i++) {
         cr_assert_eq(m.simpler_create_device_context(&r[i].ctx), SP_OK);
-        cr_assert_eq(m.simpler_init(r[i].ctx, 0, NULL), SP_OK, "%s",
+        cr_assert_eq(m.simpler_init(r[i].ctx, 0, NULL, NULL), SP_OK, "%s",
                      m.simpler_last_error(r[i].ctx));
         cr_assert_eq(m.simpler_register_callable(r[i].ctx, 1, blob, size), SP_OK, "%s",
                      m.simpler_last_error(r[i].ctx));

@@ -47,7 +47,7 @@ static uint32_t env_u32(const sp_device *dev, const char *name, uint32_t lo, uin
 #define SIM_QUEUE_DEFAULT 4
 static uint32_t core_queue_depth(const sp_device *dev)
 {
-    uint32_t d = dev->options.core_queue;
+    uint32_t d = dev->options.settings.sim.core_queue;
     if (d >= 1 && d <= SIM_QUEUE_MAX)
         return d;
     return env_u32(dev, "SIMPLER_SIM_CORE_QUEUE", 1, SIM_QUEUE_MAX, SIM_QUEUE_DEFAULT);
@@ -61,7 +61,7 @@ static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, con
         SP_ERROR("device %d: cannot start chip thread %s: %s", dev->id, name, strerror(err));
         return SP_ESYS;
     }
-    uint64_t mask = dev->options.chip_cpus;
+    uint64_t mask = dev->options.settings.sim.cpus;
     if (mask) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -174,8 +174,8 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         return SP_ESYS;
     }
     chip->view.clusters = g->clusters;
-    chip->view.core_count = g->clusters * 3;
-    chip->aicpu_count = g->sched_threads + g->orch_threads;
+    chip->view.core_count = g->clusters * g->lanes;
+    chip->aicpu_count = g->aicpu_threads;
     chip->view.cores = alloc_lines(chip->view.core_count, sizeof(sim_core));
     chip->aicpu = alloc_lines(chip->aicpu_count, sizeof(sim_aicpu));
     if (!chip->view.cores || !chip->aicpu) {
@@ -188,8 +188,8 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
      * count themselves out while parked (SIMPLER_SIM_SPIN_NS and
      * SIMPLER_SIM_YIELD_NS override the rungs, for experiments). */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (dev->options.chip_cpus)
-        cpus = __builtin_popcountll(dev->options.chip_cpus);
+    if (dev->options.settings.sim.cpus)
+        cpus = __builtin_popcountll(dev->options.settings.sim.cpus);
     chip->view.wait = sp_wait_default;
     /* A short spin: a handoff between two running chip threads takes well
      * under a microsecond, and a spinner whose partner lost its CPU to

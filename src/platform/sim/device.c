@@ -2,11 +2,13 @@
  * its id: the table below maps ids to live devices so two attaches to one id
  * share one chip, as they would share one piece of hardware. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "platform/sim/sim_chip.h"
 #include "platform/sim/sim_device.h"
 #include "simpler/status.h"
 
@@ -22,24 +24,28 @@ sp_geometry sp_geometry_default(void)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 1)
         cpus = 1;
-    sp_geometry g = {
-        .clusters = (uint32_t)(cpus / 2 > 0 ? cpus / 2 : 1), .sched_threads = 1, .orch_threads = 1};
+    sp_geometry g = sp_geometry_a2a3();
+    g.clusters = (uint32_t)(cpus / 2 > 0 ? cpus / 2 : 1);
     if (g.clusters > SP_A2A3_CLUSTERS)
         g.clusters = SP_A2A3_CLUSTERS;
-    if (cpus >= 8)
-        g.sched_threads = 2;
+    g.aicpu_threads = cpus >= 8 ? 3 : 2;
     return g;
 }
 
 sp_geometry sp_geometry_a2a3(void)
 {
-    return (sp_geometry){.clusters = SP_A2A3_CLUSTERS, .sched_threads = 3, .orch_threads = 1};
+    return (sp_geometry){.clusters = SP_A2A3_CLUSTERS,
+                         .lanes = 3,
+                         .lane_type = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV},
+                         .aicpu_threads = 4};
 }
 
 int sp_geometry_validate(const sp_geometry *g)
 {
-    if (!g || g->clusters < 1 || g->clusters > 256 || g->sched_threads < 1 ||
-        g->sched_threads > 64 || g->orch_threads > 1)
+    /* The sim builds one cluster shape: AIC, AIV, AIV. */
+    if (!g || g->clusters < 1 || g->clusters > 256 || g->aicpu_threads < 1 ||
+        g->aicpu_threads > 65 || g->lanes != 3 || g->lane_type[0] != SP_CORE_AIC ||
+        g->lane_type[1] != SP_CORE_AIV || g->lane_type[2] != SP_CORE_AIV)
         return SP_EGEOMETRY;
     return SP_OK;
 }
@@ -78,10 +84,12 @@ static sp_geometry geometry_resolve(const sp_device_options *opt)
     sp_geometry g = opt->geometry;
     if (!g.clusters)
         g.clusters = def.clusters;
-    if (!g.sched_threads)
-        g.sched_threads = def.sched_threads;
-    if (!g.orch_threads)
-        g.orch_threads = def.orch_threads;
+    if (!g.aicpu_threads)
+        g.aicpu_threads = def.aicpu_threads;
+    if (!g.lanes) {
+        g.lanes = def.lanes;
+        memcpy(g.lane_type, def.lane_type, sizeof g.lane_type);
+    }
     return g;
 }
 
@@ -98,20 +106,20 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
      * copy fallbacks can be exercised on the sim. */
     const char *no_map = getenv("SIMPLER_SIM_NO_HOST_MAP");
     if (no_map && *no_map && strcmp(no_map, "0") != 0)
-        dev->options.no_host_map = true;
+        dev->options.settings.sim.no_host_map = 1;
     /* SIMPLER_SIM_CPUS=1 or 2-3 or 0,2: keep the chip's threads on those host
      * CPUs, leaving the others to the host (e.g. for an overlapped prepare). */
     const char *cpus = getenv("SIMPLER_SIM_CPUS");
-    if (cpus && *cpus && !dev->options.chip_cpus)
-        dev->options.chip_cpus = parse_cpu_list(cpus);
+    if (cpus && *cpus && !dev->options.settings.sim.cpus)
+        dev->options.settings.sim.cpus = parse_cpu_list(cpus);
     /* SIMPLER_SIM_MEMORY_MB=16: a small device, so tests can exhaust its
      * memory without touching gigabytes; an explicit option wins. */
     const char *mem_mb = getenv("SIMPLER_SIM_MEMORY_MB");
-    if (mem_mb && *mem_mb && !dev->options.memory_bytes) {
+    if (mem_mb && *mem_mb && !dev->options.settings.memory_bytes) {
         char *end;
         unsigned long long mb = strtoull(mem_mb, &end, 10);
         if (*end == 0 && mb > 0 && mb <= (1ull << 20))
-            dev->options.memory_bytes = mb << 20;
+            dev->options.settings.memory_bytes = mb << 20;
         else
             SP_WARN("device %d: ignoring SIMPLER_SIM_MEMORY_MB='%s' (want 1..1048576)", device_id,
                     mem_mb);
@@ -119,16 +127,15 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
     dev->geometry = geometry_resolve(opt);
     int rc = sp_geometry_validate(&dev->geometry);
     if (rc) {
-        SP_ERROR("device %d: invalid geometry (clusters=%u sched_threads=%u orch_threads=%u)",
-                 device_id, dev->geometry.clusters, dev->geometry.sched_threads,
-                 dev->geometry.orch_threads);
+        SP_ERROR("device %d: invalid geometry (clusters=%u lanes=%u aicpu_threads=%u)", device_id,
+                 dev->geometry.clusters, dev->geometry.lanes, dev->geometry.aicpu_threads);
         free(dev);
         return rc;
     }
-    uint64_t bytes =
-        dev->options.memory_bytes ? dev->options.memory_bytes : SP_DEFAULT_DEVICE_MEMORY;
-    dev->options.memory_bytes = bytes;
-    rc = sim_memory_create(dev, bytes, dev->options.no_host_map, &dev->mem);
+    uint64_t bytes = dev->options.settings.memory_bytes ? dev->options.settings.memory_bytes
+                                                        : SP_DEFAULT_DEVICE_MEMORY;
+    dev->options.settings.memory_bytes = bytes;
+    rc = sim_memory_create(dev, bytes, dev->options.settings.sim.no_host_map, &dev->mem);
     if (rc == 0)
         rc = sim_chip_create(dev, &dev->chip);
     if (rc) {
@@ -193,5 +200,34 @@ const char *sp_device_platform_name(const sp_device *dev)
 
 uint32_t sp_device_core_count(const sp_device *dev)
 {
-    return dev->geometry.clusters * 3;
+    return dev->geometry.clusters * dev->geometry.lanes;
+}
+
+/* Devices open in this process now. */
+static uint32_t sim_open_devices(void)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&device_table_lock);
+    for (int i = 0; i < SIM_MAX_DEVICES; i++)
+        n += device_table[i] != NULL;
+    pthread_mutex_unlock(&device_table_lock);
+    return n;
+}
+
+int sp_device_describe(const sp_device *dev, sp_device_info *out)
+{
+    if (!dev || !out)
+        return SP_EINVAL;
+    memset(out, 0, sizeof *out);
+    snprintf(out->platform, sizeof out->platform, "%s", sp_device_platform_name(dev));
+    out->device_id = dev->id;
+    out->geometry = dev->geometry;
+    out->core_count = sp_device_core_count(dev);
+    out->core_queue = sp_chip_core_queue_depth((const sp_chip *)dev->chip);
+    out->host_map = !dev->options.settings.sim.no_host_map;
+    out->abandoned_cores = sp_device_abandoned_cores(dev);
+    out->open_devices = sim_open_devices();
+    out->memory_bytes = sp_device_memory_bytes(dev);
+    out->committed_bytes = sp_device_committed_bytes(dev);
+    return SP_OK;
 }

@@ -153,9 +153,8 @@ int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, 
         return SP_EINVAL;
     struct sim_chip *chip = dev->chip;
     if (threads == 0 || threads > chip->aicpu_count) {
-        SP_ERROR("device %d: launch on %u threads; the chip has %u AICPU threads "
-                 "(sched_threads + orch_threads)",
-                 dev->id, threads, chip->aicpu_count);
+        SP_ERROR("device %d: launch on %u threads; the chip has %u AICPU threads", dev->id, threads,
+                 chip->aicpu_count);
         return SP_EINVAL;
     }
     /* Fault injection, for the tests of launch acceptance and of a device

@@ -134,7 +134,7 @@ struct sim_chip {
      * for the CPUs, so it spins only while they leave it one, and parks
      * soon after (the launch's end wakes it). */
     sp_wait_policy host_wait;
-    sim_aicpu *aicpu; /* sched_threads + orch_threads, kept parked between launches */
+    sim_aicpu *aicpu; /* geometry.aicpu_threads, kept parked between launches */
     uint32_t aicpu_count;
 
     /* The current launch: written by the launcher while no launch runs,

@@ -135,10 +135,13 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
 {
     *out = NULL;
     const sp_geometry *geo = sp_device_geometry(p->dev);
-    uint32_t threads = p->config.sched_threads ? p->config.sched_threads : geo->sched_threads;
-    if (threads > geo->sched_threads) {
+    /* One AICPU thread is the orchestrator's on a chip (tmr uses it): the
+     * schedulers are the others, the same count for both runtimes. */
+    uint32_t max = geo->aicpu_threads > 1 ? geo->aicpu_threads - 1 : 1;
+    uint32_t threads = p->config.sched_threads ? p->config.sched_threads : max;
+    if (threads > max) {
         snprintf(p->err, p->err_len, "config asks for %u scheduler threads; the device has %u",
-                 threads, geo->sched_threads);
+                 threads, max);
         return SP_EINVAL;
     }
     const sp_loaded_callable *lc = p->callable;

@@ -88,7 +88,8 @@ static int config_check(const sp_rt_prepare *p, uint32_t *window, uint64_t *heap
     const sp_geometry *geo = sp_device_geometry(p->dev);
     *window = p->config.task_window ? p->config.task_window : TMR_DEFAULT_WINDOW;
     *heap = p->config.heap_bytes ? p->config.heap_bytes : TMR_DEFAULT_HEAP;
-    *threads = p->config.sched_threads ? p->config.sched_threads : geo->sched_threads;
+    *threads = p->config.sched_threads ? p->config.sched_threads
+                                       : (geo->aicpu_threads > 1 ? geo->aicpu_threads - 1 : 1);
     if (*window < 4 || *window > (1u << 20) || (*window & (*window - 1))) {
         snprintf(p->err, p->err_len, "task_window %u must be a power of two in [4, 2^20]", *window);
         return SP_EINVAL;
@@ -98,11 +99,11 @@ static int config_check(const sp_rt_prepare *p, uint32_t *window, uint64_t *heap
                  (unsigned long long)*heap);
         return SP_EINVAL;
     }
-    if (*threads > geo->sched_threads || geo->orch_threads < 1) {
+    if (*threads + 1 > geo->aicpu_threads) {
         snprintf(p->err, p->err_len,
                  "config asks for %u scheduler threads and an orchestrator thread; the device "
-                 "has %u and %u",
-                 *threads, geo->sched_threads, geo->orch_threads);
+                 "has %u AICPU threads",
+                 *threads, geo->aicpu_threads);
         return SP_EINVAL;
     }
     const sp_loaded_callable *lc = p->callable;
