@@ -57,7 +57,6 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
     g->redzones = p->check;
     hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
     uint64_t(*ph)[2] = r->h.trace.phase_ns;
-    sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
     /* The device holds the crash guard's handlers. */
     uint64_t orch_timeout = p->orch_timeout_ns;
@@ -79,7 +78,6 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
         return SP_EORCH_CRASH;
     }
     ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();
-    sp_host_phase_end(p->api, "orchestrate");
     if ((rc = hbg_graph_finish(g)) != SP_OK) {
         snprintf(p->err, p->err_len, "%s", g->message);
         return rc;
