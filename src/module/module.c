@@ -91,7 +91,7 @@ EXPORT int simpler_finalize_device(void *ctx)
         return ctx_fail(c, SP_EBUSY, "device %d has %u run(s) prepared; finalize them first",
                         c->device_id, c->prepared_runs);
     for (int i = 0; i < SP_MODULE_MAX_CALLABLES; i++) {
-        sp_loaded_callable_unload(c->dev, c->callables[i]);
+        sp_loaded_callable_unload(&c->reg_api, c->callables[i]);
         c->callables[i] = NULL;
     }
     if (c->dev)
@@ -141,6 +141,14 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
     int rc = sp_device_open(device_id, &opt, &c->dev);
     if (rc)
         return ctx_fail(c, rc, "cannot attach device %d", device_id);
+    /* Registration's way to the platform: a value of no run (it loads
+     * kernels and uploads tables, never touches run storage). */
+    if ((rc = sp_device_bind_host_api(c->dev, SP_HOST_API_NO_RUN, SP_HOST_API_NO_RUN,
+                                      &c->reg_api)) != SP_OK) {
+        sp_device_close(c->dev);
+        c->dev = NULL;
+        return ctx_fail(c, rc, "device %d: cannot bind the host API for registration", device_id);
+    }
     c->device_id = device_id;
     memset(&c->settings, 0, sizeof c->settings);
     if (settings)
@@ -251,7 +259,7 @@ EXPORT int simpler_register_callable(void *ctx, uint32_t id, const void *blob, s
         return ctx_fail(c, SP_ECALLABLE, "callable id %u is already registered", id);
     char err[256] = "";
     sp_loaded_callable *lc;
-    rc = sp_loaded_callable_load(c->dev, id, blob, size, &lc, err, sizeof err);
+    rc = sp_loaded_callable_load(&c->reg_api, id, blob, size, &lc, err, sizeof err);
     if (rc)
         return ctx_fail(c, rc, "%s", err);
     c->callables[id] = lc;
@@ -269,7 +277,7 @@ EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
     if (c->prepared_runs)
         return ctx_fail(c, SP_EBUSY, "unregister_callable %u while %u run(s) are prepared", id,
                         c->prepared_runs);
-    sp_loaded_callable_unload(c->dev, c->callables[id]);
+    sp_loaded_callable_unload(&c->reg_api, c->callables[id]);
     c->callables[id] = NULL;
     return SP_OK;
 }
@@ -384,7 +392,6 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
     if (rc)
         snprintf(r->err, sizeof r->err, "binding the host API: %s", sp_status_name(rc));
     rt_prepare p = {
-        .dev = c->dev,
         .api = &r->api,
         .callable = c->callables[callable_id],
         .args = args,

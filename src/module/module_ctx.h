@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "module/mod_runtime.h"
+#include "platform/device.h"
 #include "simpler/module.h"
 #include "simpler/settings.h"
 
@@ -19,6 +20,7 @@ typedef struct sp_module_ctx {
     pthread_mutex_t lock; /* registry, slots, banks, last error */
     const rt_ops *rt;     /* the runtime this module was built with */
     sp_device *dev;
+    sp_host_api reg_api; /* bound outside a run (SP_HOST_API_NO_RUN): callables load through it */
     int device_id;
     sp_settings settings;    /* as simpler_init got them: each run's defaults */
     uint32_t pipeline_depth; /* runs prepared at once: the contract's, or less by settings */

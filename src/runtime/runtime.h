@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "platform/device.h"
 #include "runtime/host/loaded_callable.h"
+#include "simpler/device_info.h"
+#include "simpler/host_api.h"
 #include "simpler/module.h"
 #include "simpler/settings.h"
 
@@ -46,8 +47,7 @@ int sp_host_scratch_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t h
  * launch's, poll's, wait's, finalize's. The module copies it into the
  * context's last error. */
 typedef struct rt_prepare {
-    sp_device *dev;
-    const sp_host_api *api; /* bound to the run's slot and bank */
+    const sp_host_api *api; /* bound to the run's slot and bank: the way to the platform */
     const sp_loaded_callable *callable;
     const sp_args *args;
     sp_call_config config; /* as the caller gave it (zero: none) */

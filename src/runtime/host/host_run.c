@@ -9,16 +9,16 @@
 #include "simpler/module.h"
 #include "simpler/status.h"
 
-void rt_host_run_init(rt_host_run *h, const rt_prepare *p)
+void rt_host_run_init(rt_host_run *h, const rt_prepare *p, const sp_geometry *geo)
 {
-    h->dev = p->dev;
     h->api = p->api;
+    h->clusters = geo->clusters;
     h->callable = p->callable;
     h->err = p->err;
     h->err_len = p->err_len;
 }
 
-int rt_host_run_launch(rt_host_run *h, sp_device_main fn, void *dev_ctx, uint32_t threads)
+int rt_host_run_launch(rt_host_run *h, sp_launch_fn fn, void *dev_ctx, uint32_t threads)
 {
     uint64_t deadline = 0;
     int rc;
@@ -26,12 +26,12 @@ int rt_host_run_launch(rt_host_run *h, sp_device_main fn, void *dev_ctx, uint32_
      * device) ends on its own, so wait for it rather than fail. */
     for (;;) {
         h->launch_ns = sp_now_ns(); /* before the launch: it may dispatch at once */
-        rc = sp_device_launch_recorded(h->dev, fn, dev_ctx, threads, &h->rec);
+        rc = sp_host_launch(h->api, fn, dev_ctx, threads, &h->rec);
         if (rc != SP_EBUSY)
             break;
         if (!deadline)
             deadline = h->launch_ns + RT_LAUNCH_BUSY_WAIT_NS;
-        if (sp_device_wait_idle(h->dev, deadline) == SP_EBUSY) {
+        if (sp_host_wait_idle(h->api, deadline) == SP_EBUSY) {
             snprintf(h->err, h->err_len,
                      "device launch of %u thread(s): another launch still runs on the device "
                      "after %llu s",
@@ -61,7 +61,7 @@ int rt_host_run_poll(rt_host_run *h)
     if (h->done)
         return h->result;
     int result = 0;
-    int rc = sp_device_poll_recorded(h->dev, &h->rec, &result);
+    int rc = sp_host_launch_poll(h->api, &h->rec, &result);
     if (rc == SP_EBUSY)
         return SP_RUN_NOT_READY;
     return settle(h, rc ? rc : result);
@@ -71,7 +71,7 @@ int rt_host_run_wait(rt_host_run *h, uint64_t deadline_ns)
 {
     if (h->done)
         return h->result;
-    int rc = sp_device_wait_recorded(h->dev, &h->rec, deadline_ns);
+    int rc = sp_host_launch_wait(h->api, &h->rec, deadline_ns);
     if (rc == SP_ETIMEOUT) {
         snprintf(h->err, h->err_len, "run did not complete before its deadline");
         return rc;
@@ -79,10 +79,18 @@ int rt_host_run_wait(rt_host_run *h, uint64_t deadline_ns)
     return settle(h, rc);
 }
 
+int rt_describe(const rt_prepare *p, sp_device_info *out)
+{
+    int rc = sp_host_describe(p->api, out);
+    if (rc)
+        snprintf(p->err, p->err_len, "describing the device: %s", sp_status_name(rc));
+    return rc;
+}
+
 int rt_host_run_trace(rt_host_run *h, uint32_t sched_threads, sp_run_trace *io)
 {
     io->sched_threads = sched_threads;
-    io->clusters = sp_device_geometry(h->dev)->clusters;
+    io->clusters = h->clusters;
     io->launch_ns = h->launch_ns;
     io->done_ns = h->launch_ns + h->device_ns;
     return sp_trace_dev_read(&h->trace, h->api, io);

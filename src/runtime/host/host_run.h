@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "platform/device.h"
 #include "runtime/device/trace.h"
 #include "runtime/host/staging.h"
 #include "runtime/runtime.h"
@@ -19,8 +18,7 @@
 #define RT_LAUNCH_BUSY_WAIT_NS (600ull * 1000000000ull)
 
 typedef struct rt_host_run {
-    sp_device *dev;
-    const sp_host_api *api;
+    const sp_host_api *api; /* the run's only way to the platform */
     const sp_loaded_callable *callable;
     char *err; /* the run's message buffer (rt_prepare), until finalize */
     size_t err_len;
@@ -30,21 +28,26 @@ typedef struct rt_host_run {
     sp_launch_record rec; /* this launch's outcome, whatever launches next */
     uint64_t launch_ns;
     uint64_t device_ns;
+    uint32_t clusters; /* of the device's geometry (sp_host_describe) */
     int launched;
     int done;
     int result;
 } rt_host_run;
 
-/* Take what `p` gives every run (device, API, callable, message buffer). */
-void rt_host_run_init(rt_host_run *h, const rt_prepare *p);
+/* Take what `p` gives every run (API, callable, message buffer) and the
+ * device's geometry `geo`. */
+void rt_host_run_init(rt_host_run *h, const rt_prepare *p, const sp_geometry *geo);
 /* Launch `fn` on `threads` AICPU threads, first waiting (up to
  * RT_LAUNCH_BUSY_WAIT_NS) for a launch of another context on the same
  * device to end. 0, or a status (nothing started), reason in h->err. */
-int rt_host_run_launch(rt_host_run *h, sp_device_main fn, void *dev_ctx, uint32_t threads);
+int rt_host_run_launch(rt_host_run *h, sp_launch_fn fn, void *dev_ctx, uint32_t threads);
 /* SP_RUN_COMPLETE, SP_RUN_NOT_READY, or the device side's failure status. */
 int rt_host_run_poll(rt_host_run *h);
 /* Completion status, or SP_ETIMEOUT at the deadline (still running). */
 int rt_host_run_wait(rt_host_run *h, uint64_t deadline_ns);
+/* The device `p` prepares for, as its platform describes it. 0, or a
+ * status with the reason in p->err. */
+int rt_describe(const rt_prepare *p, sp_device_info *out);
 /* The trace header both runtimes fill alike, then the records and edges. */
 int rt_host_run_trace(rt_host_run *h, uint32_t sched_threads, sp_run_trace *io);
 

@@ -29,15 +29,15 @@ int sp_loaded_callable_kernel(const sp_loaded_callable *lc, int32_t func_id)
     return -1;
 }
 
-void sp_loaded_callable_unload(sp_device *dev, sp_loaded_callable *lc)
+void sp_loaded_callable_unload(const sp_host_api *api, sp_loaded_callable *lc)
 {
     if (!lc)
         return;
     if (lc->kernel_table)
-        sp_device_free(dev, lc->kernel_table);
+        sp_host_free(api, lc->kernel_table);
     for (uint32_t i = 0; i < lc->kernel_count; i++)
-        if (lc->kernels[i].binary)
-            sp_kernel_binary_unload(lc->kernels[i].binary);
+        if (lc->kernels[i].image)
+            sp_host_kernel_unload(api, lc->kernels[i].image);
     free(lc->kernels);
     sp_shared_object_close(lc->orch);
     free(lc->blob);
@@ -144,7 +144,7 @@ static int load_orchestration(sp_loaded_callable *lc, char *err, size_t err_len)
     return SP_OK;
 }
 
-static int load_kernels(sp_device *dev, sp_loaded_callable *lc, char *err, size_t err_len)
+static int load_kernels(const sp_host_api *api, sp_loaded_callable *lc, char *err, size_t err_len)
 {
     uint32_t n = lc->view.header->kernel_count;
     lc->kernels = calloc(n ? n : 1, sizeof *lc->kernels);
@@ -165,8 +165,8 @@ static int load_kernels(sp_device *dev, sp_loaded_callable *lc, char *err, size_
         k->signature = sp_callable_string(&lc->view, ck->signature);
         if (!k->signature)
             k->signature = "";
-        rc = sp_kernel_binary_load(dev, lc->view.base + ck->binary.offset, ck->binary.size,
-                                   k->entry, &k->binary);
+        rc = sp_host_kernel_load(api, lc->view.base + ck->binary.offset, ck->binary.size, k->entry,
+                                 &k->image, &k->fn);
         if (rc) {
             snprintf(err, err_len, "callable %u: kernel func_id %d ('%s') failed to load: %s%s",
                      lc->id, k->func_id, k->entry, sp_status_name(rc),
@@ -175,16 +175,15 @@ static int load_kernels(sp_device *dev, sp_loaded_callable *lc, char *err, size_
                                             : "");
             break;
         }
-        k->fn = sp_kernel_binary_entry(k->binary);
         table[i] = k->fn;
         if (k->func_id < SP_FUNC_ID_DIRECT)
             lc->by_func_id[k->func_id] = (int16_t)(i + 1);
     }
     if (rc == SP_OK) {
         uint64_t bytes = (uint64_t)(lc->kernel_count ? lc->kernel_count : 1) * sizeof *table;
-        rc = sp_device_malloc(dev, bytes, &lc->kernel_table);
+        rc = sp_host_malloc(api, bytes, &lc->kernel_table);
         if (rc == SP_OK)
-            rc = sp_device_copy_to(dev, lc->kernel_table, table, bytes);
+            rc = sp_host_copy_to_device(api, lc->kernel_table, table, bytes);
         if (rc)
             snprintf(err, err_len, "callable %u: kernel table upload failed: %s", lc->id,
                      sp_status_name(rc));
@@ -305,7 +304,7 @@ static int probe_binaries(sp_loaded_callable *lc, char *err, size_t err_len)
     }
 }
 
-int sp_loaded_callable_load(sp_device *dev, uint32_t id, const void *blob, size_t size,
+int sp_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blob, size_t size,
                             sp_loaded_callable **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -323,16 +322,16 @@ int sp_loaded_callable_load(sp_device *dev, uint32_t id, const void *blob, size_
     int rc = sp_callable_validate(lc->blob, size, &lc->view, why, sizeof why);
     if (rc) {
         snprintf(err, err_len, "callable %u: %s", id, why);
-        sp_loaded_callable_unload(dev, lc);
+        sp_loaded_callable_unload(api, lc);
         return rc;
     }
     rc = probe_binaries(lc, err, err_len);
     if (rc == SP_OK)
         rc = load_orchestration(lc, err, err_len);
     if (rc == SP_OK)
-        rc = load_kernels(dev, lc, err, err_len);
+        rc = load_kernels(api, lc, err, err_len);
     if (rc) {
-        sp_loaded_callable_unload(dev, lc);
+        sp_loaded_callable_unload(api, lc);
         return rc;
     }
     *out = lc;

@@ -1,15 +1,16 @@
 /* A callable registered on a device: its validated blob (copied), the
  * orchestration loaded on the host (hbg) or ready to run on the chip (tmr),
  * every kernel loaded onto the device, and the device-memory kernel table
- * that schedulers index. Shared by both runtimes. */
+ * that schedulers index. Shared by both runtimes; it reaches the device
+ * through the host API only (kernel_load / unload, malloc, copy, free). */
 #ifndef SP_RUNTIME_LOADED_CALLABLE_H
 #define SP_RUNTIME_LOADED_CALLABLE_H
 
 #include <stdint.h>
 
 #include "common/shared_object.h"
-#include "platform/device.h"
 #include "simpler/callable.h"
+#include "simpler/host_api.h"
 #include "simpler/orchestration.h"
 
 #define SP_FUNC_ID_DIRECT 1024 /* func_ids below this resolve by table */
@@ -17,9 +18,9 @@
 typedef struct sp_loaded_kernel {
     int32_t func_id;
     uint32_t core_type;
-    const char *entry;     /* points into the blob copy */
-    const char *signature; /* "" = unchecked */
-    sp_kernel_binary *binary;
+    const char *entry;      /* points into the blob copy */
+    const char *signature;  /* "" = unchecked */
+    sp_kernel_image *image; /* the platform's loaded kernel */
     sp_kernel_fn fn;
 } sp_loaded_kernel;
 
@@ -38,10 +39,13 @@ typedef struct sp_loaded_callable {
 } sp_loaded_callable;
 
 /* Validate `blob`, load its orchestration and kernels, upload the kernel
- * table. Returns 0 or a status, with the reason in `err`. */
-int sp_loaded_callable_load(sp_device *dev, uint32_t id, const void *blob, size_t size,
+ * table, all through `api` (a value bound outside a run will do:
+ * SP_HOST_API_NO_RUN). Returns 0 or a status, with the reason in `err`. */
+int sp_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blob, size_t size,
                             sp_loaded_callable **out, char *err, size_t err_len);
-void sp_loaded_callable_unload(sp_device *dev, sp_loaded_callable *lc);
+/* Free the kernel table, unload the kernels and the orchestration, through
+ * the `api` it was loaded with. */
+void sp_loaded_callable_unload(const sp_host_api *api, sp_loaded_callable *lc);
 /* Kernel index of `func_id`, or -1 if the callable has none. */
 int sp_loaded_callable_kernel(const sp_loaded_callable *lc, int32_t func_id);
 

@@ -122,7 +122,11 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
 static int run_prepare(const rt_prepare *p, rt_run **out)
 {
     *out = NULL;
-    const sp_geometry *geo = sp_device_geometry(p->dev);
+    sp_device_info dev;
+    int rc = rt_describe(p, &dev);
+    if (rc)
+        return rc;
+    const sp_geometry *geo = &dev.geometry;
     /* One AICPU thread is the orchestrator's on a chip (tmr uses it): the
      * schedulers are the others, the same count for both runtimes. */
     uint32_t max = geo->aicpu_threads > 1 ? geo->aicpu_threads - 1 : 1;
@@ -145,10 +149,10 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     rt_run *r = calloc(1, sizeof *r);
     if (!r)
         return SP_ENOMEM;
-    rt_host_run_init(&r->h, p);
+    rt_host_run_init(&r->h, p, geo);
     r->sched_threads = threads;
     uint64_t t0 = sp_now_ns();
-    int rc = sp_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);
+    rc = sp_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;

@@ -62,7 +62,7 @@ static void callable_copy_write(const sp_loaded_callable *lc, uint64_t dev, void
     cc->kernels = (sp_loaded_kernel *)(uintptr_t)(dev + kern_off);
     for (uint32_t i = 0; i < lc->kernel_count; i++) {
         ck[i] = lc->kernels[i];
-        ck[i].binary = NULL;
+        ck[i].image = NULL;
         const char *strs[2] = {lc->kernels[i].entry, lc->kernels[i].signature};
         const char **dst[2] = {&ck[i].entry, &ck[i].signature};
         for (int s = 0; s < 2; s++) {
@@ -74,9 +74,9 @@ static void callable_copy_write(const sp_loaded_callable *lc, uint64_t dev, void
     }
 }
 
-static int config_check(const rt_prepare *p, uint32_t *window, uint64_t *heap, uint32_t *threads)
+static int config_check(const rt_prepare *p, const sp_geometry *geo, uint32_t *window,
+                        uint64_t *heap, uint32_t *threads)
 {
-    const sp_geometry *geo = sp_device_geometry(p->dev);
     *window = p->config.task_window ? p->config.task_window : TMR_DEFAULT_WINDOW;
     *heap = p->config.heap_bytes ? p->config.heap_bytes : TMR_DEFAULT_HEAP;
     *threads = p->config.sched_threads ? p->config.sched_threads
@@ -136,13 +136,16 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
         snprintf(p->err, p->err_len, "run arguments are NULL");
         return SP_EINVAL;
     }
-    int rc = config_check(p, &window, &heap, &threads);
+    sp_device_info dev;
+    int rc = rt_describe(p, &dev);
+    if (rc == SP_OK)
+        rc = config_check(p, &dev.geometry, &window, &heap, &threads);
     if (rc)
         return rc;
     rt_run *r = calloc(1, sizeof *r);
     if (!r)
         return SP_ENOMEM;
-    rt_host_run_init(&r->h, p);
+    rt_host_run_init(&r->h, p, &dev.geometry);
     r->threads = threads;
     uint64_t t0 = sp_now_ns();
     bool check = p->check;
