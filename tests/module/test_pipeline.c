@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform/sim/sim_testing.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/settings.h"
@@ -165,16 +166,27 @@ Test(pipeline, duplicate_ids_in_flight_are_refused, .fini = rig_close)
     cr_assert_eq(R.m.simpler_finalize_run(R.ctx, R.run[1]), SP_OK);
 }
 
+/* Launch faults are injected on the device itself (a test-only interface):
+ * the test opens the device id its module context uses (one device table per process,
+ * so the same chip) and sets the fault there; it stays until set back. */
+static void inject_launch_fault(int device_id, int mode)
+{
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(device_id, NULL, &dev), SP_OK);
+    cr_assert_eq(sp_sim_set_launch_fault(dev, mode), SP_OK);
+    sp_device_close(dev);
+}
+
 Test(pipeline, a_launch_refused_before_start_is_never_accepted, .fini = rig_close)
 {
     rig_open(modules[0]);
     _Atomic uint64_t acc = 0;
     sp_run_descriptor d = desc(0, 5, &acc);
     cr_assert_eq(R.m.simpler_prepare_run(R.ctx, R.run[0], 0, &R.args[0], NULL, &d), SP_OK);
-    setenv("SIMPLER_SIM_FAULT_LAUNCH", "before", 1);
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_BEFORE);
     cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_ELAUNCH);
     cr_assert_eq(atomic_load(&acc), 0, "acceptance written for a launch that never started");
-    unsetenv("SIMPLER_SIM_FAULT_LAUNCH");
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_NONE);
     /* Still prepared: the same run launches now, and is accepted once. */
     cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_OK);
     cr_assert_eq(atomic_load(&acc), 50);
@@ -189,9 +201,9 @@ Test(pipeline, a_half_started_launch_leaves_the_device_unusable_until_recreated,
     _Atomic uint64_t acc = 0;
     sp_run_descriptor d = desc(0, 9, &acc);
     cr_assert_eq(R.m.simpler_prepare_run(R.ctx, R.run[0], 0, &R.args[0], NULL, &d), SP_OK);
-    setenv("SIMPLER_SIM_FAULT_LAUNCH", "halfway", 1);
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_HALFWAY);
     cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_ELAUNCH_PARTIAL);
-    unsetenv("SIMPLER_SIM_FAULT_LAUNCH");
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_NONE);
     cr_assert_eq(atomic_load(&acc), 0, "a half-started launch is not accepted");
     cr_assert_eq(R.m.simpler_finalize_run(R.ctx, R.run[0]), SP_OK, "%s",
                  R.m.simpler_last_error(R.ctx));
