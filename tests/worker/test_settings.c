@@ -306,3 +306,24 @@ Test(settings, each_worker_keeps_its_own_checking_mode, .init = clear_env, .time
     sp_worker_close(checked);
     sp_worker_close(plain);
 }
+
+/* Two devices opened with different settings each keep their own. */
+Test(settings, each_device_keeps_the_memory_size_it_was_opened_with, .init = clear_env)
+{
+    setenv("SIMPLER_SIM_MEMORY_MB", "48", 1);
+    char err[1024] = "";
+    sp_worker *small = NULL, *from_env = NULL;
+    sp_worker_options a = {.device_id = 4, .settings.memory_bytes = 16ull << 20};
+    sp_worker_options b = {.device_id = 5};
+    cr_assert_eq(sp_worker_open(HBG_MODULE, &a, &small, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(sp_worker_open(TMR_MODULE, &b, &from_env, err, sizeof err), SP_OK, "%s", err);
+    sp_device_info da, db;
+    cr_assert_eq(sp_worker_device_info(small, &da), SP_OK, "%s", sp_worker_last_error(small));
+    cr_assert_eq(sp_worker_device_info(from_env, &db), SP_OK, "%s", sp_worker_last_error(from_env));
+    cr_assert_eq(da.device_id, 4);
+    cr_assert_eq(db.device_id, 5);
+    cr_assert_eq(da.memory_bytes, 16ull << 20, "the caller's value wins over the environment");
+    cr_assert_eq(db.memory_bytes, 48ull << 20, "the environment fills what was left 0");
+    sp_worker_close(small);
+    sp_worker_close(from_env);
+}
