@@ -16,6 +16,7 @@
 
 #include "common/wait.h"
 #include "platform/chip.h"
+#include "platform/device.h"
 #include "simpler/status.h"
 
 #define MAX_ROUNDS 64

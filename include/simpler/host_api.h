@@ -1,14 +1,19 @@
 /* The platform's host API, as runtimes see it: an immutable table of
- * function pointers per backend (sp_host_api_functions), and a small value
- * bound to one run (sp_host_api) that carries the runner, the run's pipeline
- * slot and arena bank. Nothing recovers the runner, slot or bank from a
- * global or a thread-local: the value is passed down explicitly. */
+ * function pointers (sp_host_api_functions), and a small value bound to one
+ * run (sp_host_api) that carries the runner, the run's pipeline slot and
+ * arena bank. It is a runtime's only way to the platform: memory, copies,
+ * host-map, run storage, the device description, kernel loading and the
+ * launch of the device side. Nothing recovers the runner, slot or bank from
+ * a global or a thread-local: the value is passed down explicitly. */
 #ifndef SIMPLER_HOST_API_H
 #define SIMPLER_HOST_API_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include "simpler/device_info.h"
 #include "simpler/export.h"
+#include "simpler/kernel.h"
 
 /* Most runs a device can have prepared at once: slots and banks per device. */
 #define SP_PIPELINE_MAX_DEPTH 2
@@ -27,6 +32,31 @@ typedef struct sp_arena {
     uint64_t image;
     sp_arena_request size;
 } sp_arena;
+
+/* What a launched function drives: the device-side view of the chip (the
+ * platform's chip interface). */
+typedef struct sp_chip sp_chip;
+
+/* The device side of a run: runs on `thread_count` AICPU threads at once,
+ * each with its own thread_index, over `dev_ctx` (a pointer into device
+ * memory or a device-side structure). A non-zero return fails the launch. */
+typedef int (*sp_launch_fn)(sp_chip *chip, void *dev_ctx, uint32_t thread_index,
+                            uint32_t thread_count);
+
+/* Where one launch's outcome goes, owned by the launcher, so that the next
+ * launch (another context's on the same device) cannot overwrite a result
+ * before its owner read it. It must stay put until the launch is done. */
+typedef struct sp_launch_record {
+    _Atomic uint32_t done; /* 1 once the launch finished: release-stored */
+    int result;            /* the first non-zero return of the launched function */
+} sp_launch_record;
+
+/* A kernel the platform loaded from shared-object bytes (opaque). */
+typedef struct sp_kernel_image sp_kernel_image;
+
+/* The slot and bank of a value bound outside a run (e.g. at registration):
+ * its per-run storage entries refuse it with SP_ESLOT. */
+#define SP_HOST_API_NO_RUN UINT32_MAX
 
 typedef struct sp_host_api_functions {
     /* Device memory: addresses are device addresses, never host pointers. */
@@ -49,12 +79,32 @@ typedef struct sp_host_api_functions {
                         sp_arena *out);
     /* Copy a callable blob into device memory; the copy lives until freed. */
     int (*callable_upload)(void *runner_ctx, const void *blob, uint64_t bytes, uint64_t *dev_out);
-    /* Optional profiling hooks (NULL when the backend has none). */
-    void (*profile_phase_begin)(void *runner_ctx, uint32_t pipeline_slot, const char *phase);
-    void (*profile_phase_end)(void *runner_ctx, uint32_t pipeline_slot, const char *phase);
+    /* The device (simpler/device_info.h): geometry, memory, core queue. */
+    int (*describe)(void *runner_ctx, sp_device_info *out);
+    /* Load a kernel from shared-object bytes (no temp file where the OS
+     * allows) and find `entry` in it: *out to unload, *entry_out to run.
+     * SP_EKERNEL_LOAD / SP_EKERNEL_ENTRY / SP_EINVAL. */
+    int (*kernel_load)(void *runner_ctx, const void *bytes, uint64_t size, const char *entry,
+                       sp_kernel_image **out, sp_kernel_fn *entry_out);
+    void (*kernel_unload)(void *runner_ctx, sp_kernel_image *k); /* NULL: nothing */
+    /* Run `fn` on `threads` AICPU threads; the outcome goes to `rec`. One
+     * launch at a time per device: SP_EBUSY while another runs. SP_ELAUNCH:
+     * nothing started; SP_ELAUNCH_PARTIAL: part of it started (and ends by
+     * itself; `rec` gets no outcome). */
+    int (*launch)(void *runner_ctx, sp_launch_fn fn, void *dev_ctx, uint32_t threads,
+                  sp_launch_record *rec);
+    /* 0 once `rec`'s launch is done (its result in *result), SP_EBUSY before. */
+    int (*launch_poll)(void *runner_ctx, sp_launch_record *rec, int *result);
+    /* Wait (spin, yield, park) for `rec`'s launch: its result, or SP_ETIMEOUT
+     * at the deadline (an sp_now_ns time, 0 = none; the launch keeps running). */
+    int (*launch_wait)(void *runner_ctx, sp_launch_record *rec, uint64_t deadline_ns);
+    /* Wait until no launch runs on the device (another context's may):
+     * 0, or SP_EBUSY at the deadline (0 = none). */
+    int (*wait_idle)(void *runner_ctx, uint64_t deadline_ns);
 } sp_host_api_functions;
 
-/* One run's binding of the table to a runner, a slot and a bank. */
+/* One run's binding of the table to a runner, a slot and a bank (both
+ * SP_HOST_API_NO_RUN for a value bound outside a run). */
 typedef struct sp_host_api {
     void *runner_ctx;
     uint32_t pipeline_slot;
@@ -108,15 +158,37 @@ static inline int sp_host_callable_upload(const sp_host_api *api, const void *bl
 {
     return api->functions->callable_upload(api->runner_ctx, blob, bytes, dev_out);
 }
-static inline void sp_host_phase_begin(const sp_host_api *api, const char *phase)
+static inline int sp_host_describe(const sp_host_api *api, sp_device_info *out)
 {
-    if (api->functions->profile_phase_begin)
-        api->functions->profile_phase_begin(api->runner_ctx, api->pipeline_slot, phase);
+    return api->functions->describe(api->runner_ctx, out);
 }
-static inline void sp_host_phase_end(const sp_host_api *api, const char *phase)
+static inline int sp_host_kernel_load(const sp_host_api *api, const void *bytes, uint64_t size,
+                                      const char *entry, sp_kernel_image **out,
+                                      sp_kernel_fn *entry_out)
 {
-    if (api->functions->profile_phase_end)
-        api->functions->profile_phase_end(api->runner_ctx, api->pipeline_slot, phase);
+    return api->functions->kernel_load(api->runner_ctx, bytes, size, entry, out, entry_out);
+}
+static inline void sp_host_kernel_unload(const sp_host_api *api, sp_kernel_image *k)
+{
+    api->functions->kernel_unload(api->runner_ctx, k);
+}
+static inline int sp_host_launch(const sp_host_api *api, sp_launch_fn fn, void *dev_ctx,
+                                 uint32_t threads, sp_launch_record *rec)
+{
+    return api->functions->launch(api->runner_ctx, fn, dev_ctx, threads, rec);
+}
+static inline int sp_host_launch_poll(const sp_host_api *api, sp_launch_record *rec, int *result)
+{
+    return api->functions->launch_poll(api->runner_ctx, rec, result);
+}
+static inline int sp_host_launch_wait(const sp_host_api *api, sp_launch_record *rec,
+                                      uint64_t deadline_ns)
+{
+    return api->functions->launch_wait(api->runner_ctx, rec, deadline_ns);
+}
+static inline int sp_host_wait_idle(const sp_host_api *api, uint64_t deadline_ns)
+{
+    return api->functions->wait_idle(api->runner_ctx, deadline_ns);
 }
 
 #endif

@@ -1,6 +1,7 @@
 /* The chip as device-side code sees it: the scheduler's interface to the
- * compute cores. A launched sp_device_main (device.h) gets an sp_chip and
- * drives cores through these calls only; every backend implements them.
+ * compute cores. A launched sp_launch_fn (simpler/host_api.h) gets an
+ * sp_chip and drives cores through these calls only; every backend
+ * implements them. Device-side code includes this header, never device.h.
  *
  * Rules of the handshake:
  *   - A core runs one payload at a time, in dispatch order, from a queue of
@@ -30,7 +31,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "platform/device.h"
+#include "simpler/device_info.h"
+#include "simpler/host_api.h" /* sp_chip, sp_launch_fn */
 #include "simpler/kernel.h"
 
 /* What a core runs: the kernel, its argument vector and the per-task part
@@ -42,7 +44,7 @@ typedef struct sp_chip_payload {
     uint64_t task_id;
     uint32_t block_idx;
     uint32_t block_num;
-    uint32_t sub_block; /* lane within a MIX task: 0 AIC, 1 AIV0, 2 AIV1 */
+    uint32_t sub_block; /* lane within a MIX task (the geometry's lane index) */
     uint32_t flags;     /* SP_PAYLOAD_* */
 } sp_chip_payload;
 
@@ -60,8 +62,12 @@ typedef enum sp_core_state {
     SP_CORE_RUNNING = 2, /* a kernel is running */
 } sp_core_state;
 
-/* Geometry: cores are numbered as in device.h (AICs 0..clusters-1, then
- * two AIV lanes per cluster). */
+/* Geometry: the chip's shape as data (clusters, lanes and their core kinds,
+ * AICPU threads); cores are numbered as simpler/device_info.h says (lane 0
+ * of every cluster first, then the other lanes cluster by cluster). */
+const sp_geometry *sp_chip_geometry(const sp_chip *chip);
+/* The core that is lane `lane` (< geometry.lanes) of cluster `cluster`. */
+uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane);
 uint32_t sp_chip_core_count(const sp_chip *chip);
 uint32_t sp_chip_cluster_count(const sp_chip *chip);
 sp_core_type sp_chip_core_type(const sp_chip *chip, uint32_t core);
@@ -100,7 +106,7 @@ uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core);
  * core gets a fresh thread for what is queued behind it, and the device
  * counts itself degraded. False if the ticket finished meanwhile. */
 bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket);
-/* Launched threads (the AICPU threads running one sp_device_main each).
+/* Launched threads (the AICPU threads running one sp_launch_fn each).
  * A launched function whose thread may have been given up (an
  * orchestration that ran past its watchdog) claims its own finish before
  * it touches the run again: false means it was abandoned and must return

@@ -1,6 +1,8 @@
 /* The platform interface: one device runner per (process, device id).
- * Every backend (src/platform/<backend>/) implements these functions; code
- * above the platform sees only this header, chip.h and sp_host_api. */
+ * Every backend (src/platform/<backend>/) implements these functions; the
+ * backend-neutral host API table (src/platform/host_api.c) forwards to
+ * them. A runtime sees only sp_host_api (host side) and chip.h (device
+ * side); the module layer, the tests and tools open devices here. */
 #ifndef SP_PLATFORM_DEVICE_H
 #define SP_PLATFORM_DEVICE_H
 
@@ -15,7 +17,6 @@
 #include "simpler/settings.h"
 
 typedef struct sp_device sp_device;
-typedef struct sp_chip sp_chip; /* device-side view handed to launched code (chip.h) */
 
 /* The geometry (simpler/device_info.h) is data: clusters, the lanes of a
  * cluster and their core kinds, AICPU threads. The sim builds clusters of
@@ -93,14 +94,19 @@ int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request
 int sp_device_probe_storage(sp_device *dev, uint32_t slot, uint32_t bank, uint64_t *retained,
                             uint64_t *retained_bytes, sp_arena *arena);
 
-/* The backend's immutable host API table; runner_ctx is the sp_device. */
+/* The immutable host API table (src/platform/host_api.c, one for every
+ * backend: its entries forward to the functions of this header); its
+ * runner_ctx is the sp_device. */
 const sp_host_api_functions *sp_device_host_api_functions(void);
-/* A per-run value binding that table to `dev`, `slot` and `bank`.
- * Returns 0, or SP_ESLOT for a slot or bank out of range. */
+/* A per-run value binding that table to `dev`, `slot` and `bank`; both
+ * SP_HOST_API_NO_RUN for a value used outside a run (its retained-temp and
+ * arena entries then refuse with SP_ESLOT). Returns 0, SP_EINVAL, or
+ * SP_ESLOT for a slot or bank out of range. */
 int sp_device_bind_host_api(sp_device *dev, uint32_t slot, uint32_t bank, sp_host_api *out);
 
-/* Kernels: loaded from shared-object bytes without temp files. */
-typedef struct sp_kernel_binary sp_kernel_binary;
+/* Kernels: loaded from shared-object bytes without temp files. The
+ * backend defines struct sp_kernel_image (simpler/host_api.h). */
+typedef sp_kernel_image sp_kernel_binary;
 int sp_kernel_binary_load(sp_device *dev, const void *bytes, size_t size, const char *entry,
                           sp_kernel_binary **out);
 sp_kernel_fn sp_kernel_binary_entry(const sp_kernel_binary *kb);
@@ -112,25 +118,19 @@ void sp_kernel_binary_unload(sp_kernel_binary *kb);
  * combined: the first non-zero one is the launch's result. SP_ELAUNCH: it
  * failed with nothing started; SP_ELAUNCH_PARTIAL: part of it started (the
  * started part finishes; poll/wait report it). */
-typedef int (*sp_device_main)(sp_chip *chip, void *dev_ctx, uint32_t thread_index,
-                              uint32_t thread_count);
-int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads);
+typedef sp_launch_fn sp_device_main; /* the launched function (simpler/host_api.h) */
+int sp_device_launch(sp_device *dev, sp_launch_fn fn, void *dev_ctx, uint32_t threads);
 /* 0 done (result in *result), SP_EBUSY still running, SP_ESTATE nothing launched. */
 int sp_device_poll(sp_device *dev, int *result);
 /* Wait (spin, yield, park) for the launch; deadline 0 = none. Returns its result
  * or SP_ETIMEOUT (the launch keeps running). */
 int sp_device_wait(sp_device *dev, uint64_t deadline_ns);
 
-/* The same for a launch whose outcome goes to the launcher's own record,
- * so that the next launch — another context's on the same device — cannot
- * overwrite a result before its owner read it. The record must stay put
- * until the launch is done. poll: 0 done (result in *result), SP_EBUSY
- * still running; wait: the result or SP_ETIMEOUT. */
-typedef struct sp_launch_record {
-    _Atomic uint32_t done; /* 1 once the launch finished: release-stored */
-    int result;
-} sp_launch_record;
-int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads,
+/* The same for a launch whose outcome goes to the launcher's own record
+ * (sp_launch_record, simpler/host_api.h): what the host API's launch
+ * entries use. poll: 0 done (result in *result), SP_EBUSY still running;
+ * wait: the result or SP_ETIMEOUT. */
+int sp_device_launch_recorded(sp_device *dev, sp_launch_fn fn, void *dev_ctx, uint32_t threads,
                               sp_launch_record *rec);
 int sp_device_poll_recorded(sp_device *dev, sp_launch_record *rec, int *result);
 int sp_device_wait_recorded(sp_device *dev, sp_launch_record *rec, uint64_t deadline_ns);

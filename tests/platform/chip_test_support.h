@@ -75,8 +75,8 @@ static inline void dev_download(sp_device *dev, void *dst, uint64_t addr, uint64
 
 /* Launch `fn` on `threads` AICPU threads with the device context at `ctx`
  * and wait up to `ms` for it; asserts that the launch returned 0. */
-static inline void launch_and_wait(sp_device *dev, sp_device_main fn, uint64_t ctx,
-                                   uint32_t threads, uint64_t ms)
+static inline void launch_and_wait(sp_device *dev, sp_launch_fn fn, uint64_t ctx, uint32_t threads,
+                                   uint64_t ms)
 {
     cr_assert_eq(sp_device_launch(dev, fn, (void *)(uintptr_t)ctx, threads), SP_OK);
     int rc = sp_device_wait(dev, DEADLINE_MS(ms));

@@ -46,8 +46,6 @@ Test(host_api, table_is_static_and_complete)
               f->copy_from_device && f->register_device_memory_to_host &&
               f->unregister_device_memory_from_host && f->retained_temp_buffer && f->arena_commit &&
               f->callable_upload);
-    cr_assert_null(f->profile_phase_begin);
-    cr_assert_null(f->profile_phase_end);
 }
 
 Test(host_api, bind_fills_the_value_and_checks_range)

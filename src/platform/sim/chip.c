@@ -11,16 +11,18 @@
 #include "platform/sim/sim_chip.h"
 #include "simpler/status.h"
 
-static void core_identity(sim_core *core, uint32_t id, uint32_t clusters)
+/* Core `id`'s cluster and kind, numbered as simpler/device_info.h says. */
+static void core_identity(sim_core *core, uint32_t id, const sp_geometry *g)
 {
     core->id = id;
-    if (id < clusters) {
-        core->type = SP_CORE_AIC;
+    uint32_t lane = 0;
+    if (id < g->clusters) {
         core->cluster = id;
     } else {
-        core->type = SP_CORE_AIV;
-        core->cluster = (id - clusters) / 2;
+        core->cluster = (id - g->clusters) / (g->lanes - 1);
+        lane = 1 + (id - g->clusters) % (g->lanes - 1);
     }
+    core->type = g->lane_type[lane];
 }
 
 #define SIM_SPIN_NS 2000
@@ -173,6 +175,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         chip_free(chip);
         return SP_ESYS;
     }
+    chip->view.geometry = *g;
     chip->view.clusters = g->clusters;
     chip->view.core_count = g->clusters * g->lanes;
     chip->aicpu_count = g->aicpu_threads;
@@ -215,7 +218,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     for (uint32_t i = 0; i < chip->view.core_count && rc == SP_OK; i++) {
         sim_core *core = &chip->view.cores[i];
         core->chip = &chip->view;
-        core_identity(core, i, g->clusters);
+        core_identity(core, i, g);
         /* Idle from the start: FIN for sequence 0, the doorbell's initial value. */
         atomic_store_explicit(&core->status, SIM_STATUS_FIN | 0, memory_order_relaxed);
         /* No ticket has this value: no interrupt is pending. */

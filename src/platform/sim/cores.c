@@ -181,6 +181,18 @@ void *sim_core_main(void *arg)
     }
 }
 
+const sp_geometry *sp_chip_geometry(const sp_chip *chip)
+{
+    return &chip->geometry;
+}
+
+uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
+{
+    const sp_geometry *g = &chip->geometry;
+    assert(cluster < g->clusters && lane < g->lanes);
+    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
+}
+
 uint32_t sp_chip_core_count(const sp_chip *chip)
 {
     return chip->core_count;

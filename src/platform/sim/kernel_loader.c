@@ -8,7 +8,7 @@
 #include "platform/sim/sim_device.h"
 #include "simpler/status.h"
 
-struct sp_kernel_binary {
+struct sp_kernel_image {
     sp_shared_object *so;
     sp_kernel_fn entry;
 };

@@ -141,12 +141,12 @@ bool sp_chip_abandon_thread(sp_chip *view, uint32_t index)
     return true;
 }
 
-int sp_device_launch(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads)
+int sp_device_launch(sp_device *dev, sp_launch_fn fn, void *dev_ctx, uint32_t threads)
 {
     return sp_device_launch_recorded(dev, fn, dev_ctx, threads, NULL);
 }
 
-int sp_device_launch_recorded(sp_device *dev, sp_device_main fn, void *dev_ctx, uint32_t threads,
+int sp_device_launch_recorded(sp_device *dev, sp_launch_fn fn, void *dev_ctx, uint32_t threads,
                               sp_launch_record *rec)
 {
     if (!dev || !dev->chip || !fn)

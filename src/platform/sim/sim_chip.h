@@ -92,6 +92,7 @@ struct sp_chip {
     sim_core *cores; /* core_count entries, cache-line aligned */
     uint32_t core_count;
     uint32_t clusters;
+    sp_geometry geometry; /* the device's, copied: constant after create */
     /* How chip threads wait: spin while the threads not parked fit on the
      * CPUs, yield at once when they do not (a spinner would only keep the
      * thread it waits for off the CPU). */
@@ -139,7 +140,7 @@ struct sim_chip {
 
     /* The current launch: written by the launcher while no launch runs,
      * read by the pool threads after they see their go word change. */
-    sp_device_main fn;
+    sp_launch_fn fn;
     void *dev_ctx;
     sp_launch_record *rec; /* where its outcome goes too; NULL: only `result` */
     uint32_t threads;

@@ -2,9 +2,9 @@
  * lives in its own file and is reached through the pointer here:
  *   device.c        attach/teardown, geometry, the per-process device table
  *   memory.c        the memfd arena, allocator, copies, host-map, run storage
- *   host_api.c      the static const sp_host_api_functions table
  *   chip.c          core and scheduler threads, handshake, launch
- *   kernel_loader.c kernel shared objects from bytes */
+ *   kernel_loader.c kernel shared objects from bytes
+ * The host API table over these is backend-neutral: src/platform/host_api.c. */
 #ifndef SP_PLATFORM_SIM_DEVICE_H
 #define SP_PLATFORM_SIM_DEVICE_H
 

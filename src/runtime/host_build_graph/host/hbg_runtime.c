@@ -67,7 +67,6 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
     g->redzones = r->check;
     hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
     uint64_t(*ph)[2] = r->trace.phase_ns;
-    sp_host_phase_begin(p->api, "orchestrate");
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
     /* The device holds the crash guard's handlers. */
     uint64_t orch_timeout = sp_orch_timeout_ns(p->config.orch_timeout_us);
@@ -89,7 +88,6 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         return SP_EORCH_CRASH;
     }
     ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();
-    sp_host_phase_end(p->api, "orchestrate");
     if ((rc = hbg_graph_finish(g)) != SP_OK) {
         snprintf(p->err, p->err_len, "%s", g->message);
         return rc;
