@@ -58,8 +58,9 @@ bool sp_overrun_claim(sp_overrun_report *r, uint64_t task, const int32_t kernel[
  * where the damage starts. */
 int sp_overrun_format(const sp_overrun_report *r, const sp_loaded_callable *lc, char *msg,
                       size_t len);
-/* The run's checking mode: SP_CALL_NO_CHECK / SP_CALL_CHECK in the config's
- * flags, else SIMPLER_CHECK=1 in the environment. */
+/* The run's checking mode: SP_CALL_CHECK in the config's flags and not
+ * SP_CALL_NO_CHECK (settings.check reaches it as SP_CALL_CHECK: the worker
+ * and rt_run_defaults fold it in). */
 bool sp_check_mode(const sp_call_config *config);
 /* The directions whose buffers a task's completion verifies: every one a
  * kernel may write. */
