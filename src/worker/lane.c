@@ -145,9 +145,6 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
         return worker_fail(w, SP_EUNUSABLE, "%s",
                            "an earlier run's device side never finished (SP_ESTALL): this worker "
                            "can only be closed");
-    /* The worker's settings fill what the caller's config leaves 0. */
-    sp_call_config cfg;
-    config = wk_run_config(&w->settings, config, &cfg);
     pthread_mutex_lock(&w->submit_lock);
     sp_lease *l = NULL;
     uint32_t slot = 0;
@@ -170,7 +167,7 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     l->dispatch_id = ++w->next_dispatch_id;
     l->result = SP_OK;
     l->error[0] = 0;
-    l->run_timeout_ns = config->run_timeout_us * 1000u;
+    l->run_timeout_ns = config ? config->run_timeout_us * 1000u : 0;
     memset(&l->stats, 0, sizeof l->stats);
     /* Held: nobody else takes this slot while it is prepared below. */
     sp_waitword_store(&l->state, LEASE_RESERVED);

@@ -183,24 +183,6 @@ SP_EXPORT void sp_settings_from_env(sp_settings *s)
     }
 }
 
-const sp_call_config *wk_run_config(const sp_settings *s, const sp_call_config *config,
-                                    sp_call_config *out)
-{
-    if (config)
-        *out = *config;
-    else
-        memset(out, 0, sizeof *out);
-    if (s->check && !(out->flags & (SP_CALL_CHECK | SP_CALL_NO_CHECK)))
-        out->flags |= SP_CALL_CHECK;
-    /* The ranges were checked when the settings were read (at most a week
-     * of ms, 2^32 ms): the products fit in 64 bits. */
-    if (!out->timeout_us && s->kernel_timeout_ms)
-        out->timeout_us = s->kernel_timeout_ms * 1000u;
-    if (!out->orch_timeout_us && s->orch_timeout_ms)
-        out->orch_timeout_us = s->orch_timeout_ms * 1000u;
-    return out;
-}
-
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len)
 {
     if (s->reserved) {

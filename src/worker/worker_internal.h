@@ -68,11 +68,6 @@ struct sp_worker {
 /* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
  * its range (the ranges of the environment variables). */
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
-/* settings.c: `config` (may be NULL) with what it leaves 0 taken from the
- * worker's settings (checking mode, kernel and orchestration timeouts),
- * into `out`; returns out. SP_CALL_NO_CHECK keeps the checking mode off. */
-const sp_call_config *wk_run_config(const sp_settings *s, const sp_call_config *config,
-                                    sp_call_config *out);
 
 /* Start / stop the lane thread that launches queued runs in order. */
 int sp_lane_start(sp_worker *w);

@@ -1,8 +1,9 @@
 /* Settings are data, read once (issue 13): sp_settings_from_env is the one
  * reader of the SIMPLER_* variables and fills only what the caller left 0;
  * sp_worker_open reads it once, sets the log level from it, caps its lane
- * by pipeline_depth and folds the checking mode and the timeouts into each
- * run's config; two workers given different settings each keep their own. */
+ * by pipeline_depth and hands the settings to the module, which makes the
+ * checking mode and the timeouts each run's defaults; two workers given
+ * different settings each keep their own. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +243,7 @@ Test(settings, pipeline_depth_caps_the_lane, .init = clear_env)
     sp_worker_close(pipelined);
 }
 
-/* ---- the checking mode, folded into each run's config ------------------- */
+/* ---- the checking mode, a default of every run of the worker ------------ */
 
 static float x[256], y[64], out[64];
 
