@@ -3,8 +3,8 @@
 `simpler info` and `simpler smoke` find each runtime's module by name
 beside libsimpler.so and describe / exercise the device it opened; an
 unknown runtime is refused naming the module file looked for; and the
-executable holds no platform code (no sp_device_* / sim_* symbol: it links
-libsimpler.so, not the sim).
+executable holds no platform code (no sp_device_* / sim_* symbol) and
+does not link the platform library: it links libsimpler.so.
 
 usage: check_cli_worker.py SIMPLER"""
 import re
@@ -56,6 +56,13 @@ def main():
                     if re.search(r" (sp_device_|sp_kernel_binary_|sim_|sp_chip_)\w*$", l)]
         if platform:
             failures.append(f"the simpler executable holds platform code: {platform[:8]}")
+    if shutil.which("readelf"):
+        dyn = subprocess.run(["readelf", "-d", simpler], capture_output=True, text=True,
+                             timeout=60).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+        if "libsimpler.so" not in needed or any("platform" in n for n in needed):
+            failures.append(f"the simpler executable needs {needed}: want libsimpler.so and no "
+                            "libsimpler_platform_*")
     for f in failures:
         print("FAIL:", f)
     print(f"{'FAIL' if failures else 'PASS'}: {len(failures)} failure(s)")
