@@ -132,7 +132,11 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
     memset(&opt, 0, sizeof opt);
     if (prewarm) {
         opt.geometry.clusters = prewarm->clusters;
-        /* The schedulers plus the orchestrator's thread (runtime.h). */
+        /* The schedulers plus the orchestrator's thread (runtime.h); the
+         * largest count would wrap to 0, "the default". */
+        if (prewarm->sched_threads == UINT32_MAX)
+            return ctx_fail(c, SP_EGEOMETRY, "cannot attach device %d: %u scheduler threads",
+                            device_id, prewarm->sched_threads);
         if (prewarm->sched_threads)
             opt.geometry.aicpu_threads = prewarm->sched_threads + 1;
     }
@@ -169,7 +173,8 @@ EXPORT int simpler_device_info(void *ctx, sp_device_info *out)
     if (!c->dev)
         return ctx_fail(c, SP_ESTATE,
                         "device_info: context has no device: call simpler_init first");
-    return sp_device_describe(c->dev, out);
+    int rc = sp_device_describe(c->dev, out);
+    return rc ? ctx_fail(c, rc, "device_info: device %d cannot be described", c->device_id) : SP_OK;
 }
 
 EXPORT const char *simpler_last_error(void *ctx)

@@ -301,6 +301,9 @@ ParameterizedTest(int *mod, pipeline, out_of_range_settings_are_refused_at_init,
         cr_assert(strstr(R.m.simpler_last_error(R.ctx), bad[i].field), "%s",
                   R.m.simpler_last_error(R.ctx));
     }
+    /* A prewarm whose scheduler count + the orchestrator's thread wraps. */
+    sp_call_config wraps = {.sched_threads = UINT32_MAX};
+    cr_assert_eq(R.m.simpler_init(R.ctx, 0, &wraps, NULL), SP_EGEOMETRY);
     sp_settings good = {.pipeline_depth = 2, .kernel_timeout_ms = 604800000, .check = 1};
     cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, &good), SP_OK, "%s",
                  R.m.simpler_last_error(R.ctx));
