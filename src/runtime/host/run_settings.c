@@ -38,13 +38,15 @@ int rt_settings_check(const sp_settings *s, char *err, size_t err_len)
 
 void rt_run_defaults(rt_prepare *p, const sp_settings *s)
 {
-    /* The config's own value wins; 0 there takes the context's setting,
-     * and 0 there the runtime's default (fault_report.h clamps and picks). */
+    /* The config's own value wins (fault_report.h clamps it); 0 there takes
+     * the context's setting (checked at attach: no overflow), and 0 there
+     * the default — never the environment, which the worker read once. */
     uint64_t kernel_us = p->config.timeout_us ? p->config.timeout_us : s->kernel_timeout_ms * 1000;
     uint64_t orch_us =
         p->config.orch_timeout_us ? p->config.orch_timeout_us : s->orch_timeout_ms * 1000;
-    p->kernel_timeout_ns = sp_kernel_timeout_ns(kernel_us);
-    p->orch_timeout_ns = sp_orch_timeout_ns(orch_us);
+    p->kernel_timeout_ns =
+        kernel_us ? sp_kernel_timeout_ns(kernel_us) : SP_DEFAULT_KERNEL_TIMEOUT_NS;
+    p->orch_timeout_ns = orch_us ? sp_orch_timeout_ns(orch_us) : SP_DEFAULT_ORCH_TIMEOUT_NS;
     sp_call_config c = p->config;
     if (s->check && !(c.flags & (SP_CALL_CHECK | SP_CALL_NO_CHECK)))
         c.flags |= SP_CALL_CHECK;
