@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "runtime/device/task_check.h"
+#include "runtime/host/dev_callable_write.h"
 #include "runtime/host/staging.h"
 #include "simpler/orchestration.h"
 #include "simpler/status.h"
@@ -355,7 +356,7 @@ static bool lane_allowed(uint8_t shape, int lane)
     }
 }
 
-static bool holds(const sp_device_range *r, uint64_t addr, uint64_t bytes)
+static bool holds(const rt_range *r, uint64_t addr, uint64_t bytes)
 {
     return addr >= r->dev && (__int128)addr + bytes <= (__int128)r->dev + r->bytes;
 }
@@ -418,12 +419,16 @@ static void fuzz_task(reader *r)
     char sig[FUZZ_MAX_KERNELS][64];
     CHECK(lc);
     read_callable(r, lc, k, sig);
+    /* Validation reads the callable's device view, as both runtimes give it. */
+    void *dcb = malloc(rt_dev_callable_bytes(lc));
+    CHECK(dcb);
+    const rt_dev_callable *dc = rt_dev_callable_write(lc, dcb, (uint64_t)(uintptr_t)dcb);
 
-    sp_device_range ranges[FUZZ_MAX_RANGES];
+    rt_range ranges[FUZZ_MAX_RANGES];
     uint32_t range_count = rd_u8(r) % (FUZZ_MAX_RANGES + 1);
     for (uint32_t i = 0; i < range_count; i++)
         ranges[i].dev = rd_u64(r), ranges[i].bytes = rd_u64(r);
-    sp_device_range heap = {rd_u64(r), 0};
+    rt_range heap = {rd_u64(r), 0};
     heap.bytes = rd_u64(r);
     uint64_t id = rd_u64(r);
     size_t msg_len = rd_u8(r);
@@ -431,7 +436,7 @@ static void fuzz_task(reader *r)
     CHECK(msg);
     if (msg_len)
         msg[0] = '\0';
-    sp_task_check c = {.callable = lc,
+    sp_task_check c = {.callable = dc,
                        .ranges = range_count ? ranges : NULL,
                        .range_count = range_count,
                        .heap = heap,
@@ -527,6 +532,7 @@ out:
     for (int i = 0; i < nt; i++)
         free(t.tensors[i]);
     free(msg);
+    free(dcb);
     free(lc);
 }
 

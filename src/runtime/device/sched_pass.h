@@ -4,23 +4,23 @@
  * AIV cores). Each runtime supplies its task storage through a hooks table;
  * the table is a compile-time constant, so the calls inline. Device-side:
  * only the chip's registers and the runtime's device memory are touched. */
-#ifndef SP_RUNTIME_SCHED_PASS_H
-#define SP_RUNTIME_SCHED_PASS_H
+#ifndef RT_DEVICE_SCHED_PASS_H
+#define RT_DEVICE_SCHED_PASS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/ticks.h"
 #include "platform/chip.h"
-#include "runtime/device/trace.h"
+#include "runtime/device/trace_write.h"
 #include "simpler/orchestration.h"
 
-#define SP_SCHED_MAX_CLUSTERS 256
+#define RT_SCHED_MAX_CLUSTERS 256
 
 /* Queues a runtime keeps: one per dispatch shape plus one for dummies. */
 enum { SP_Q_AIC = 0, SP_Q_AIV = 1, SP_Q_MIX = 2, SP_Q_DUMMY = 3, SP_QUEUES = 4 };
 
-static inline int sp_queue_of_shape(uint8_t shape)
+static inline int rt_queue_of_shape(uint8_t shape)
 {
     switch (shape) {
     case SP_SHAPE_AIC:
@@ -34,7 +34,7 @@ static inline int sp_queue_of_shape(uint8_t shape)
     }
 }
 
-typedef struct sp_sched_hooks {
+typedef struct rt_sched_hooks {
     /* Take one ready block from queue q: task handle and block index. */
     bool (*pop)(void *rt, int q, uint64_t *task, uint32_t *block);
     /* Fill what core lane `lane` runs for (task, block); false: lane idle. */
@@ -48,88 +48,88 @@ typedef struct sp_sched_hooks {
     void (*fault)(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran_ns);
     /* The run has failed: ready blocks are finished without running. */
     bool (*failed)(void *rt);
-} sp_sched_hooks;
+} rt_sched_hooks;
 
 /* Payloads the scheduler keeps queued per core, at most (the chip's depth
  * may be smaller). */
-#define SP_SCHED_QUEUE_MAX 8
+#define RT_SCHED_QUEUE_MAX 8
 
-typedef struct sp_sched {
+typedef struct rt_sched {
     sp_chip *chip;
     uint32_t clusters;
     uint32_t thread_index;
     uint32_t thread_count;
     uint32_t depth; /* payloads per core this scheduler fills up to */
     /* Per core: the last ticket dispatched and the last one reaped; what
-     * runs in between is task[core][ticket % SP_SCHED_QUEUE_MAX]. A MIX
+     * runs in between is task[core][ticket % RT_SCHED_QUEUE_MAX]. A MIX
      * block holds its whole cluster: lanes_left counts its lanes running. */
-    uint32_t sent[3 * SP_SCHED_MAX_CLUSTERS];
-    uint32_t reaped[3 * SP_SCHED_MAX_CLUSTERS];
-    uint64_t task[3 * SP_SCHED_MAX_CLUSTERS][SP_SCHED_QUEUE_MAX];
-    uint8_t lane[3 * SP_SCHED_MAX_CLUSTERS][SP_SCHED_QUEUE_MAX];
-    uint8_t lanes_left[SP_SCHED_MAX_CLUSTERS];
-    bool mix_cluster[SP_SCHED_MAX_CLUSTERS];
+    uint32_t sent[3 * RT_SCHED_MAX_CLUSTERS];
+    uint32_t reaped[3 * RT_SCHED_MAX_CLUSTERS];
+    uint64_t task[3 * RT_SCHED_MAX_CLUSTERS][RT_SCHED_QUEUE_MAX];
+    uint8_t lane[3 * RT_SCHED_MAX_CLUSTERS][RT_SCHED_QUEUE_MAX];
+    uint8_t lanes_left[RT_SCHED_MAX_CLUSTERS];
+    bool mix_cluster[RT_SCHED_MAX_CLUSTERS];
     /* Tracing: NULL when off. Per queued payload, the record of its run. */
     sp_trace_writer *trace;
-    sp_trace_record *slice[3 * SP_SCHED_MAX_CLUSTERS][SP_SCHED_QUEUE_MAX];
+    sp_trace_record *slice[3 * RT_SCHED_MAX_CLUSTERS][RT_SCHED_QUEUE_MAX];
     /* Timeouts: 0 = none. `now` is a coarse clock refreshed when the thread
      * checks timeouts (idle, or every 1024 passes), so dispatch costs no
      * clock read. Per core: when its oldest unfinished payload became the
      * oldest (it starts then, or as soon as the core gets the CPU), and
      * whether that one was interrupted already (true) or is past its wall
-     * time and watched by its core's CPU time (SP_SCHED_CPU_WATCH, from
-     * cpu_at, rechecked at cpu_check: sp_sched_cpu_short). */
+     * time and watched by its core's CPU time (RT_SCHED_CPU_WATCH, from
+     * cpu_at, rechecked at cpu_check: rt_sched_cpu_short). */
     uint64_t timeout_ns;
     uint64_t now;
     uint32_t passes;
-    uint64_t started[3 * SP_SCHED_MAX_CLUSTERS];
-    uint8_t interrupted[3 * SP_SCHED_MAX_CLUSTERS]; /* 0, true, or SP_SCHED_CPU_WATCH */
-    bool abandoned[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t started[3 * RT_SCHED_MAX_CLUSTERS];
+    uint8_t interrupted[3 * RT_SCHED_MAX_CLUSTERS]; /* 0, true, or RT_SCHED_CPU_WATCH */
+    bool abandoned[3 * RT_SCHED_MAX_CLUSTERS];
     /* CPU watch: the core's CPU clock when it began; then when to look
      * again (CPU watch) or, once interrupted, when to give up on it. */
-    uint64_t cpu_at[3 * SP_SCHED_MAX_CLUSTERS];
-    uint64_t cpu_check[3 * SP_SCHED_MAX_CLUSTERS];
+    uint64_t cpu_at[3 * RT_SCHED_MAX_CLUSTERS];
+    uint64_t cpu_check[3 * RT_SCHED_MAX_CLUSTERS];
     uint64_t wake_by; /* a runtime's own deadline for the idle wait (0: none) */
-} sp_sched;
+} rt_sched;
 
 /* How long an interrupted kernel has to answer before its core is
  * abandoned (sp_chip_core_abandon): the timeout again, within [0.5 s, 5 s]
  * — enough for a thread on a loaded machine to get the CPU it needs to
  * take the signal. */
-static inline uint64_t sp_sched_grace_ns(uint64_t timeout_ns)
+static inline uint64_t rt_sched_grace_ns(uint64_t timeout_ns)
 {
     const uint64_t lo = 500ull * 1000 * 1000, hi = 5000ull * 1000 * 1000;
     return timeout_ns < lo ? lo : timeout_ns > hi ? hi : timeout_ns;
 }
 
-static inline uint32_t sp_sched_next_ticket(uint32_t t)
+static inline uint32_t rt_sched_next_ticket(uint32_t t)
 {
     return (t + 1) & SP_CHIP_TICKET_MASK;
 }
 
 /* Payloads dispatched to `core` and not reaped yet. */
-static inline uint32_t sp_sched_inflight(const sp_sched *s, uint32_t core)
+static inline uint32_t rt_sched_inflight(const rt_sched *s, uint32_t core)
 {
     return (s->sent[core] - s->reaped[core]) & SP_CHIP_TICKET_MASK;
 }
 
-static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
+static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
 {
     s->chip = chip;
     s->clusters = sp_chip_cluster_count(chip);
     s->thread_index = ti;
     s->thread_count = tn;
     s->depth = sp_chip_core_queue_depth(chip);
-    if (s->depth > SP_SCHED_QUEUE_MAX)
-        s->depth = SP_SCHED_QUEUE_MAX;
+    if (s->depth > RT_SCHED_QUEUE_MAX)
+        s->depth = RT_SCHED_QUEUE_MAX;
     if (s->depth < 1)
         s->depth = 1;
     /* The chip's tickets carry on from the previous launch on these cores. */
-    for (uint32_t i = 0; i < 3 * s->clusters && i < 3 * SP_SCHED_MAX_CLUSTERS; i++) {
+    for (uint32_t i = 0; i < 3 * s->clusters && i < 3 * RT_SCHED_MAX_CLUSTERS; i++) {
         s->sent[i] = s->reaped[i] = sp_chip_core_finished(chip, i);
         s->interrupted[i] = s->abandoned[i] = false;
     }
-    for (uint32_t c = 0; c < SP_SCHED_MAX_CLUSTERS; c++) {
+    for (uint32_t c = 0; c < RT_SCHED_MAX_CLUSTERS; c++) {
         s->lanes_left[c] = 0;
         s->mix_cluster[c] = false;
     }
@@ -142,7 +142,7 @@ static inline void sp_sched_init(sp_sched *s, sp_chip *chip, uint32_t ti, uint32
 
 /* Tracing: open a slice record for what `core` is about to run and ask the
  * core to time it. Off the common path: only called when tracing. */
-static inline sp_trace_record *sp_sched_trace_dispatch(sp_sched *s, const sp_sched_hooks *h,
+static inline sp_trace_record *rt_sched_trace_dispatch(rt_sched *s, const rt_sched_hooks *h,
                                                        void *rt, uint32_t core, uint64_t task,
                                                        uint32_t block, int lane, sp_chip_payload *p)
 {
@@ -161,27 +161,27 @@ static inline sp_trace_record *sp_sched_trace_dispatch(sp_sched *s, const sp_sch
 }
 
 /* True while any core this thread owns still has payloads in flight. */
-static inline bool sp_sched_busy(const sp_sched *s)
+static inline bool rt_sched_busy(const rt_sched *s)
 {
     uint32_t C = s->clusters;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
-        if (sp_sched_inflight(s, c) || sp_sched_inflight(s, C + 2 * c) ||
-            sp_sched_inflight(s, C + 2 * c + 1))
+        if (rt_sched_inflight(s, c) || rt_sched_inflight(s, C + 2 * c) ||
+            rt_sched_inflight(s, C + 2 * c + 1))
             return true;
     return false;
 }
 
 /* Queue (task, block) on `core`; false if the lane has nothing to run. */
-static inline bool sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t core,
+static inline bool rt_sched_dispatch(rt_sched *s, const rt_sched_hooks *h, void *rt, uint32_t core,
                                      uint64_t task, uint32_t block, int lane)
 {
     sp_chip_payload p;
     if (!h->payload(rt, task, block, lane, &p))
         return false;
-    uint32_t slot = sp_sched_next_ticket(s->sent[core]) % SP_SCHED_QUEUE_MAX;
+    uint32_t slot = rt_sched_next_ticket(s->sent[core]) % RT_SCHED_QUEUE_MAX;
     if (s->trace)
-        s->slice[core][slot] = sp_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
-    if (!sp_sched_inflight(s, core)) {
+        s->slice[core][slot] = rt_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
+    if (!rt_sched_inflight(s, core)) {
         s->started[core] = s->now;
         s->interrupted[core] = s->abandoned[core] = false;
     }
@@ -193,7 +193,7 @@ static inline bool sp_sched_dispatch(sp_sched *s, const sp_sched_hooks *h, void 
 
 /* Pop a ready block to run; once the run has failed, blocks are finished
  * here without running (the graph drains, the run ends with its error). */
-static inline bool sp_sched_pop(const sp_sched_hooks *h, void *rt, int q, uint64_t *task,
+static inline bool rt_sched_pop(const rt_sched_hooks *h, void *rt, int q, uint64_t *task,
                                 uint32_t *block)
 {
     while (h->pop(rt, q, task, block)) {
@@ -204,31 +204,31 @@ static inline bool sp_sched_pop(const sp_sched_hooks *h, void *rt, int q, uint64
     return false;
 }
 
-#define SP_SCHED_CPU_WATCH 2
+#define RT_SCHED_CPU_WATCH 2
 /* A kernel blocked in the OS uses no CPU: past this many timeouts of wall
  * time it is stopped whatever its CPU time. */
-#define SP_SCHED_WALL_CAP 16
+#define RT_SCHED_WALL_CAP 16
 
 /* Core k's oldest kernel has run the timeout in wall-clock time: true
  * (with *expiry, when to look again) while its core thread has not yet had
  * the timeout in CPU time since then, so a kernel that was only waiting
  * for a CPU (other processes, on a loaded machine) is not stopped for it.
  * A kernel is stopped after its first timeout of wall time plus a timeout
- * of its core's CPU time, or at SP_SCHED_WALL_CAP timeouts of wall time.
+ * of its core's CPU time, or at RT_SCHED_WALL_CAP timeouts of wall time.
  * Only kernels already past the timeout get here: a healthy kernel pays
  * nothing, and a slow one one CPU-clock read per check. */
-static inline bool sp_sched_cpu_short(sp_sched *s, uint32_t k, uint64_t *expiry)
+static inline bool rt_sched_cpu_short(rt_sched *s, uint32_t k, uint64_t *expiry)
 {
     const uint64_t t = s->timeout_ns;
-    uint64_t cap = t <= UINT64_MAX / (2 * SP_SCHED_WALL_CAP) ? s->started[k] + SP_SCHED_WALL_CAP * t
+    uint64_t cap = t <= UINT64_MAX / (2 * RT_SCHED_WALL_CAP) ? s->started[k] + RT_SCHED_WALL_CAP * t
                                                              : UINT64_MAX;
     if (s->now >= cap)
         return false;
     uint64_t cpu = sp_chip_core_cpu_ns(s->chip, k);
     if (!cpu)
         return false; /* no CPU clock for this core: wall-clock only */
-    if (s->interrupted[k] != SP_SCHED_CPU_WATCH) {
-        s->interrupted[k] = SP_SCHED_CPU_WATCH;
+    if (s->interrupted[k] != RT_SCHED_CPU_WATCH) {
+        s->interrupted[k] = RT_SCHED_CPU_WATCH;
         s->cpu_at[k] = cpu;
     }
     uint64_t used = cpu - s->cpu_at[k];
@@ -243,7 +243,7 @@ static inline bool sp_sched_cpu_short(sp_sched *s, uint32_t k, uint64_t *expiry)
 /* Interrupt kernels that ran past the timeout, and abandon the cores of
  * those that did not answer within the grace period. Returns the earliest
  * time (sp_now_ns) another one could expire, or 0 if nothing can. */
-static inline uint64_t sp_sched_timeouts(sp_sched *s)
+static inline uint64_t rt_sched_timeouts(rt_sched *s)
 {
     if (!s->timeout_ns)
         return 0;
@@ -254,7 +254,7 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
         uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
         for (int l = 0; l < 3; l++) {
             uint32_t k = cores[l];
-            if (!sp_sched_inflight(s, k) || s->abandoned[k])
+            if (!rt_sched_inflight(s, k) || s->abandoned[k])
                 continue;
             uint64_t expiry;
             if (s->interrupted[k] == true) {
@@ -262,16 +262,16 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
                 if (s->now >= expiry) {
                     /* Its reap reports the fault (SP_FAULT_ABANDONED). */
                     s->abandoned[k] = true;
-                    sp_chip_core_abandon(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
+                    sp_chip_core_abandon(s->chip, k, rt_sched_next_ticket(s->reaped[k]));
                     continue;
                 }
             } else {
-                expiry = s->interrupted[k] == SP_SCHED_CPU_WATCH ? s->cpu_check[k]
+                expiry = s->interrupted[k] == RT_SCHED_CPU_WATCH ? s->cpu_check[k]
                                                                  : s->started[k] + s->timeout_ns;
-                if (s->now >= expiry && !sp_sched_cpu_short(s, k, &expiry)) {
+                if (s->now >= expiry && !rt_sched_cpu_short(s, k, &expiry)) {
                     s->interrupted[k] = true;
-                    sp_chip_core_interrupt(s->chip, k, sp_sched_next_ticket(s->reaped[k]));
-                    s->cpu_check[k] = expiry = s->now + sp_sched_grace_ns(s->timeout_ns);
+                    sp_chip_core_interrupt(s->chip, k, rt_sched_next_ticket(s->reaped[k]));
+                    s->cpu_check[k] = expiry = s->now + rt_sched_grace_ns(s->timeout_ns);
                 }
             }
             if (!next || expiry < next)
@@ -282,15 +282,15 @@ static inline uint64_t sp_sched_timeouts(sp_sched *s)
 }
 
 /* Reap what `core` (of cluster c) finished. Returns true if anything had. */
-static inline bool sp_sched_reap(sp_sched *s, const sp_sched_hooks *h, void *rt, uint32_t c,
+static inline bool rt_sched_reap(rt_sched *s, const rt_sched_hooks *h, void *rt, uint32_t c,
                                  uint32_t core)
 {
     uint32_t fin = sp_chip_core_finished(s->chip, core);
     if (fin == s->reaped[core])
         return false;
     while (s->reaped[core] != fin) {
-        uint32_t t = s->reaped[core] = sp_sched_next_ticket(s->reaped[core]);
-        uint32_t slot = t % SP_SCHED_QUEUE_MAX;
+        uint32_t t = s->reaped[core] = rt_sched_next_ticket(s->reaped[core]);
+        uint32_t slot = t % RT_SCHED_QUEUE_MAX;
         uint64_t task = s->task[core][slot];
         if (s->trace && s->slice[core][slot])
             sp_chip_core_times(s->chip, core, t, &s->slice[core][slot]->start_ns,
@@ -315,14 +315,14 @@ static inline bool sp_sched_reap(sp_sched *s, const sp_sched_hooks *h, void *rt,
  * breadth first — every core's first slot before anyone's second, so ready
  * work spreads over idle cores before it queues behind busy ones. Returns
  * true if anything happened. */
-static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
+static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
 {
     bool progress = false;
     uint32_t C = s->clusters;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
-        progress |= sp_sched_reap(s, h, rt, c, c);
-        progress |= sp_sched_reap(s, h, rt, c, C + 2 * c);
-        progress |= sp_sched_reap(s, h, rt, c, C + 2 * c + 1);
+        progress |= rt_sched_reap(s, h, rt, c, c);
+        progress |= rt_sched_reap(s, h, rt, c, C + 2 * c);
+        progress |= rt_sched_reap(s, h, rt, c, C + 2 * c + 1);
     }
     bool more[SP_QUEUES] = {true, true, true, true};
     for (uint32_t level = 1; level <= s->depth; level++) {
@@ -330,13 +330,13 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
             uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
             uint64_t task;
             uint32_t block;
-            if (level == 1 && more[SP_Q_MIX] && !sp_sched_inflight(s, cores[0]) &&
-                !sp_sched_inflight(s, cores[1]) && !sp_sched_inflight(s, cores[2])) {
-                if (sp_sched_pop(h, rt, SP_Q_MIX, &task, &block)) {
+            if (level == 1 && more[SP_Q_MIX] && !rt_sched_inflight(s, cores[0]) &&
+                !rt_sched_inflight(s, cores[1]) && !rt_sched_inflight(s, cores[2])) {
+                if (rt_sched_pop(h, rt, SP_Q_MIX, &task, &block)) {
                     s->mix_cluster[c] = true;
                     s->lanes_left[c] = 0;
                     for (int l = 0; l < 3; l++)
-                        if (sp_sched_dispatch(s, h, rt, cores[l], task, block, l))
+                        if (rt_sched_dispatch(s, h, rt, cores[l], task, block, l))
                             s->lanes_left[c]++;
                     if (!s->lanes_left[c]) { /* no lane had a kernel: done at once */
                         s->mix_cluster[c] = false;
@@ -349,22 +349,22 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
             }
             if (s->mix_cluster[c])
                 continue;
-            if (more[SP_Q_AIC] && sp_sched_inflight(s, cores[0]) < level) {
-                if (sp_sched_pop(h, rt, SP_Q_AIC, &task, &block)) {
-                    sp_sched_dispatch(s, h, rt, cores[0], task, block, SP_LANE_AIC);
+            if (more[SP_Q_AIC] && rt_sched_inflight(s, cores[0]) < level) {
+                if (rt_sched_pop(h, rt, SP_Q_AIC, &task, &block)) {
+                    rt_sched_dispatch(s, h, rt, cores[0], task, block, SP_LANE_AIC);
                     progress = true;
                 } else {
                     more[SP_Q_AIC] = false;
                 }
             }
             for (int l = 1; l < 3 && more[SP_Q_AIV]; l++) {
-                if (sp_sched_inflight(s, cores[l]) >= level)
+                if (rt_sched_inflight(s, cores[l]) >= level)
                     continue;
-                if (!sp_sched_pop(h, rt, SP_Q_AIV, &task, &block)) {
+                if (!rt_sched_pop(h, rt, SP_Q_AIV, &task, &block)) {
                     more[SP_Q_AIV] = false;
                     break;
                 }
-                sp_sched_dispatch(s, h, rt, cores[l], task, block, SP_LANE_AIV0);
+                rt_sched_dispatch(s, h, rt, cores[l], task, block, SP_LANE_AIV0);
                 progress = true;
             }
         }
@@ -372,7 +372,7 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
             break;
     }
     if (s->timeout_ns && (++s->passes & 1023) == 0)
-        sp_sched_timeouts(s);
+        rt_sched_timeouts(s);
     return progress;
 }
 
@@ -383,14 +383,14 @@ static inline bool sp_sched_pass(sp_sched *s, const sp_sched_hooks *h, void *rt)
  * empty (a core that runs dry always wakes it) or by a notify (new ready
  * work from elsewhere); finishes that leave a core busy are reaped later,
  * in one pass. */
-static inline void sp_sched_idle_wait(sp_sched *s, uint32_t snapshot)
+static inline void rt_sched_idle_wait(rt_sched *s, uint32_t snapshot)
 {
-    uint64_t deadline = sp_sched_timeouts(s);
+    uint64_t deadline = rt_sched_timeouts(s);
     if (s->wake_by && (!deadline || s->wake_by < deadline))
         deadline = s->wake_by;
     sp_chip_event_wait_batched(s->chip, snapshot, deadline);
     if (deadline)
-        sp_sched_timeouts(s);
+        rt_sched_timeouts(s);
 }
 
 #endif

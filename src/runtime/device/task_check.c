@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "simpler/kernel.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
@@ -20,7 +21,7 @@ static int fail(const sp_task_check *c, int status, const char *fmt, ...)
     return status;
 }
 
-bool sp_range_holds(const sp_device_range *r, uint64_t addr, uint64_t bytes)
+bool sp_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes)
 {
     return addr >= r->dev && bytes <= r->bytes && addr - r->dev <= r->bytes - bytes;
 }
@@ -55,11 +56,11 @@ static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t
         if (!allowed[l])
             return fail(c, SP_ETASK_ARGS, "task %llu: shape %u has no lane %d (func_id %d given)",
                         (unsigned long long)id, t->shape, l, t->func_id[l]);
-        int k = sp_loaded_callable_kernel(c->callable, t->func_id[l]);
+        int k = rt_dev_callable_kernel(c->callable, t->func_id[l]);
         if (k < 0)
             return fail(c, SP_EFUNC_ID, "task %llu: callable %u has no kernel func_id %d",
                         (unsigned long long)id, c->callable->id, t->func_id[l]);
-        const sp_loaded_kernel *lk = &c->callable->kernels[k];
+        const rt_dev_kernel *lk = &c->callable->kernels[k];
         if (lk->core_type != lane_core[l])
             return fail(c, SP_ETASK_ARGS,
                         "task %llu: func_id %d ('%s') is a %s kernel, lane %d needs %s",
@@ -79,7 +80,7 @@ static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t
 static int check_signature(const sp_task_check *c, uint64_t id, const sp_task *t, int kernel)
 {
     static const char dir_char[] = {'?', 'i', 'o', 'x', 'e', 'n'};
-    const sp_loaded_kernel *k = &c->callable->kernels[kernel];
+    const rt_dev_kernel *k = &c->callable->kernels[kernel];
     const char *sig = k->signature;
     if (!sig[0])
         return SP_OK;
@@ -109,9 +110,9 @@ static int check_signature(const sp_task_check *c, uint64_t id, const sp_task *t
 }
 
 static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_tensor *x, int dir,
-                        sp_device_range *home)
+                        rt_range *home)
 {
-    *home = (sp_device_range){0, 0};
+    *home = (rt_range){0, 0};
     unsigned long long tid = (unsigned long long)id;
     if (!x)
         return fail(c, SP_ETASK_ARGS, "task %llu: tensor argument %d is NULL", tid, i);
@@ -168,7 +169,7 @@ static bool view_known(const sp_view_memo *v, const sp_tensor *x, int dir)
 
 /* Remember the class of `x`, a view check_tensor accepted, when its
  * strides are >= 0 (the other classes are rare enough to check in full). */
-static void view_learn(sp_view_memo *v, const sp_tensor *x, const sp_device_range *home)
+static void view_learn(sp_view_memo *v, const sp_tensor *x, const rt_range *home)
 {
     uint64_t es = sp_dtype_size(x->dtype), span = 0, term;
     v->valid = 0;
@@ -282,7 +283,7 @@ int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int3
     }
     for (int i = 0; rc == SP_OK && i < t->tensor_count; i++) {
         const sp_tensor *x = t->tensors[i];
-        sp_device_range local_home, *home = c->home ? &c->home[i] : &local_home;
+        rt_range local_home, *home = c->home ? &c->home[i] : &local_home;
         if (c->view && view_known(c->view, x, t->dirs[i])) {
             *home = c->view->home;
             continue;

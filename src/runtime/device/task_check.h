@@ -12,16 +12,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/host/loaded_callable.h"
+#include "runtime/device/dev_callable.h"
+#include "simpler/orchestration.h"
 #include "simpler/tensor.h"
 
 #define SP_MAX_BLOCKS 65536u
 
 /* A device range tensors may live in (a staged argument, the heap). */
-typedef struct sp_device_range {
+typedef struct rt_range {
     uint64_t dev;
     uint64_t bytes;
-} sp_device_range;
+} rt_range;
 
 /* What one (shape, func_id per lane) resolved to: kernel indices and each
  * lane's signature, measured once. A run names few kernel combinations, so
@@ -48,15 +49,15 @@ typedef struct sp_view_memo {
     int64_t shape[SP_MAX_DIMS];
     int64_t strides[SP_MAX_DIMS];
     uint64_t max_offset;
-    sp_device_range home; /* the staged buffer the class lies in ({0, 0}: none) */
+    rt_range home; /* the staged buffer the class lies in ({0, 0}: none) */
     uint8_t dtype, ndim, valid;
 } sp_view_memo;
 
 typedef struct sp_task_check {
-    const sp_loaded_callable *callable;
-    const sp_device_range *ranges; /* staged arguments */
+    const rt_dev_callable *callable;
+    const rt_range *ranges; /* staged arguments */
     uint32_t range_count;
-    sp_device_range heap; /* runtime-allocated tensors */
+    rt_range heap; /* runtime-allocated tensors */
     char *msg;
     size_t msg_len;
     /* SP_LANE_MEMO_SLOTS zeroed entries owned by the caller for the run's
@@ -67,7 +68,7 @@ typedef struct sp_task_check {
     /* SP_MAX_TASK_TENSORS entries the caller owns, or NULL: validation sets,
      * per tensor argument, the staged run buffer it lies in ({0, 0} for an
      * output, or a tensor in the heap), for sp_tensor_rehome. */
-    sp_device_range *home;
+    rt_range *home;
 } sp_task_check;
 
 /* A tensor whose addr points inside a staged run buffer (a view that starts
@@ -76,7 +77,7 @@ typedef struct sp_task_check {
  * runtime's copy of a validated argument, to its `home` buffer (addr and
  * buf_bytes the buffer's, offset counted from it; validation checked that
  * the distance is whole elements). The kernel sees the same elements. */
-static inline void sp_tensor_rehome(sp_tensor *x, const sp_device_range *home)
+static inline void sp_tensor_rehome(sp_tensor *x, const rt_range *home)
 {
     if (!home->bytes || (x->addr == home->dev && x->buf_bytes == home->bytes))
         return;
@@ -89,6 +90,6 @@ static inline void sp_tensor_rehome(sp_tensor *x, const sp_device_range *home)
  * an idle lane). Returns 0 or a status with the reason in c->msg. */
 int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3]);
 /* True if [addr, addr + bytes) lies inside `r`. */
-bool sp_range_holds(const sp_device_range *r, uint64_t addr, uint64_t bytes);
+bool sp_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes);
 
 #endif

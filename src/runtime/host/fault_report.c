@@ -1,4 +1,4 @@
-/* Kernel fault reports: claimed on the chip, formatted on the host. */
+/* Kernel fault reports, the host's half: formatted with the kernel's names. */
 #include "runtime/host/fault_report.h"
 
 #include <stdio.h>
@@ -7,21 +7,6 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "simpler/status.h"
-
-bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
-                           int sig, uint64_t ran_ns)
-{
-    int32_t expected = 0;
-    if (!atomic_compare_exchange_strong_explicit(&r->claimed, &expected, 1, memory_order_acq_rel,
-                                                 memory_order_relaxed))
-        return false;
-    r->sig = sig;
-    r->task = task;
-    r->core = core;
-    r->kernel = kernel;
-    r->ran_ns = ran_ns;
-    return true;
-}
 
 int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *lc, char *msg,
                            size_t len)
@@ -58,12 +43,6 @@ int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *l
     snprintf(msg, len, "task %llu: kernel '%s' (func_id %d) crashed on core %u with %s",
              (unsigned long long)r->task, entry, func_id, r->core, sp_fault_name(r->sig));
     return SP_EKERNEL_FAULT;
-}
-
-int sp_fault_status(int sig)
-{
-    return sig == SP_FAULT_INTERRUPT || sig == SP_FAULT_ABANDONED ? SP_EKERNEL_TIMEOUT
-                                                                  : SP_EKERNEL_FAULT;
 }
 
 /* A timeout setting in ms from the environment: digits only, 1..max_ms

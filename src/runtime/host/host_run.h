@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "platform/device.h"
-#include "runtime/device/trace.h"
 #include "runtime/host/staging.h"
+#include "runtime/host/trace_read.h"
 #include "runtime/runtime.h"
 
 /* How long a launch waits for the device while another context's launch

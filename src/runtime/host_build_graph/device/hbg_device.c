@@ -1,5 +1,6 @@
 /* hbg's device side: scheduler threads over an uploaded image. The shared
- * pass (runtime/device/sched_pass.h) drives the cores; this file supplies
+ * loop and pass (runtime/device/sched_loop.h, sched_pass.h) drive the
+ * cores; this file supplies
  * the image's queues (never wrapping, one slot per block, seeded by the
  * host) and the completion rule (a task's last block releases its
  * consumers). Idle threads wait on the chip event: spin, yield, park. */
@@ -9,7 +10,7 @@
 
 #include "common/fault.h"
 #include "common/wait.h"
-#include "runtime/device/sched_pass.h"
+#include "runtime/device/sched_loop.h"
 #include "runtime/host_build_graph/device/hbg_image.h"
 #include "simpler/status.h"
 
@@ -32,7 +33,7 @@ static uint32_t *queue_slots(hbg_rt *r, int q)
 static void queue_push(hbg_rt *r, uint32_t task)
 {
     hbg_task *t = &r->tasks[task];
-    int q = sp_queue_of_shape(t->shape);
+    int q = rt_queue_of_shape(t->shape);
     hbg_queue *hq = &r->img->queues[q];
     uint32_t *slots = queue_slots(r, q);
     /* Relaxed reservation: the slot's release store below publishes it. */
@@ -166,7 +167,28 @@ static bool hook_failed(void *rt)
     return atomic_load_explicit(&((hbg_rt *)rt)->img->error, memory_order_relaxed) != 0;
 }
 
-static const sp_sched_hooks hbg_hooks = {
+static bool hook_pop_dummy(void *rt, uint64_t *task, uint64_t *submit_ns)
+{
+    uint32_t v = queue_pop(rt, SP_Q_DUMMY);
+    if (!v)
+        return false;
+    *task = v - 1;
+    *submit_ns = 0; /* hbg's tasks all exist before the launch */
+    return true;
+}
+
+static void hook_complete(void *rt, uint64_t task)
+{
+    complete_task(rt, (uint32_t)task);
+}
+
+static bool hook_over(void *rt)
+{
+    hbg_image *img = ((hbg_rt *)rt)->img;
+    return atomic_load_explicit(&img->completed, memory_order_acquire) >= img->task_count;
+}
+
+static const rt_sched_hooks hbg_hooks = {
     .pop = hook_pop,
     .payload = hook_payload,
     .block_done = hook_block_done,
@@ -175,27 +197,19 @@ static const sp_sched_hooks hbg_hooks = {
     .failed = hook_failed,
 };
 
-/* Tracing: a dummy task completes on this thread, with no core. */
-static void trace_dummy(sp_trace_writer *w, uint32_t task)
-{
-    sp_trace_record *rec = sp_trace_next(w);
-    if (!rec)
-        return;
-    uint64_t now = sp_ticks();
-    rec->kind = SP_TRACE_DUMMY;
-    rec->task = task;
-    rec->dispatch_ns = rec->start_ns = rec->end_ns = now;
-    rec->core = SP_TRACE_NO_CORE;
-    rec->func_id = -1;
-    rec->shape = SP_SHAPE_DUMMY;
-}
+static const rt_sched_loop_hooks hbg_loop = {
+    .pass = &hbg_hooks,
+    .pop_dummy = hook_pop_dummy,
+    .complete = hook_complete,
+    .over = hook_over,
+};
 
 int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
 {
     hbg_image *img = dev_ctx;
     if (img->magic != HBG_IMAGE_MAGIC || img->version != HBG_IMAGE_VERSION)
         return SP_EINVAL;
-    if (sp_chip_cluster_count(chip) > SP_SCHED_MAX_CLUSTERS)
+    if (sp_chip_cluster_count(chip) > RT_SCHED_MAX_CLUSTERS)
         return SP_EGEOMETRY;
     hbg_rt r = {
         .chip = chip,
@@ -206,8 +220,8 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
         .ktab = (const sp_kernel_fn *)(uintptr_t)img->kernel_table,
         .thread_count = tn,
     };
-    sp_sched s;
-    sp_sched_init(&s, chip, ti, tn);
+    rt_sched s;
+    rt_sched_init(&s, chip, ti, tn);
     s.timeout_ns = img->timeout_ns;
     sp_trace_writer tw;
     sp_trace_writer_init(&tw, (sp_trace_buf *)(uintptr_t)img->trace, ti);
@@ -215,29 +229,6 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
         s.trace = &tw;
         r.func_ids = (const int32_t *)(uintptr_t)tw.buf->func_ids;
     }
-    bool phases = tw.level >= SP_TRACE_SCHED;
-    for (;;) {
-        uint32_t snap = sp_chip_event_snapshot(chip);
-        uint64_t t0 = phases ? sp_ticks() : 0;
-        bool progress = sp_sched_pass(&s, &hbg_hooks, &r);
-        uint32_t v;
-        while ((v = queue_pop(&r, SP_Q_DUMMY)) != 0) {
-            if (s.trace)
-                trace_dummy(&tw, v - 1);
-            complete_task(&r, v - 1);
-            progress = true;
-        }
-        if (phases && progress)
-            sp_trace_phase(&tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
-        if (!sp_sched_busy(&s) &&
-            atomic_load_explicit(&img->completed, memory_order_acquire) >= img->task_count)
-            break;
-        if (!progress) {
-            uint64_t w0 = phases ? sp_ticks() : 0;
-            sp_sched_idle_wait(&s, snap);
-            if (phases)
-                sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
-        }
-    }
+    rt_sched_loop(&s, &hbg_loop, &r, &tw);
     return atomic_load_explicit(&img->error, memory_order_acquire);
 }

@@ -24,9 +24,9 @@
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
+#include "runtime/device/fault_claim.h"
+#include "runtime/device/redzone_check.h"
 #include "runtime/device/sched_pass.h"
-#include "runtime/host/fault_report.h"
-#include "runtime/host/redzone.h"
 #define HBG_QUEUES SP_QUEUES
 
 /* A ready queue that never wraps: the host sizes it for every block that

@@ -198,7 +198,7 @@ static const hbg_buffer *find_buffer(const hbg_graph *g, uint64_t addr, uint64_t
 
 static bool in_heap(const hbg_graph *g, uint64_t addr, uint64_t bytes)
 {
-    sp_device_range heap = {.dev = g->heap_base, .bytes = g->heap_bytes};
+    rt_range heap = {.dev = g->heap_base, .bytes = g->heap_bytes};
     return sp_range_holds(&heap, addr, bytes);
 }
 
@@ -333,7 +333,7 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         .deps_begin = g->dep_count,
         .check_mask = check_mask,
     };
-    g->queue_blocks[sp_queue_of_shape(t->shape)] += t->block_num;
+    g->queue_blocks[rt_queue_of_shape(t->shape)] += t->block_num;
     g->arg_count += nargs;
     g->tensor_count += ntensors;
     g->dep_count += ndeps;
@@ -519,9 +519,14 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
     g->buffers = buffers;
     g->buffer_count = buffer_count;
     for (uint32_t i = 0; i < buffer_count && i < SP_MAX_RUN_TENSORS; i++)
-        g->ranges[i] = (sp_device_range){.dev = buffers[i].dev, .bytes = buffers[i].bytes};
+        g->ranges[i] = (rt_range){.dev = buffers[i].dev, .bytes = buffers[i].bytes};
+    /* Validation reads the callable as device code does (the same table
+     * tmr's orchestrator gets), laid out in the store, read where it lies. */
+    sp_host_scratch *dcs = &(store ? store : g->own_store)[HBG_STORE_CALLABLE];
+    if (sp_host_scratch_reserve(dcs, rt_dev_callable_bytes(lc)) != SP_OK)
+        return SP_ENOMEM;
     g->check = (sp_task_check){
-        .callable = lc,
+        .callable = rt_dev_callable_write(lc, dcs->ptr, (uint64_t)(uintptr_t)dcs->ptr),
         .ranges = g->ranges,
         .range_count = buffer_count,
         .heap = {.dev = heap_base, .bytes = heap_bytes},

@@ -15,6 +15,7 @@
 #include "runtime/device/sched_pass.h"
 #include "runtime/device/task_check.h"
 #include "runtime/device/tensormap.h"
+#include "runtime/host/dev_callable_write.h"
 #include "runtime/host/loaded_callable.h"
 #include "runtime/host_build_graph/device/hbg_image.h"
 #include "runtime/runtime.h"
@@ -60,7 +61,8 @@ enum {
     HBG_STORE_DEPS,
     HBG_STORE_ARGS,
     HBG_STORE_MAP,
-    HBG_STORE_STATE, /* hbg_store_state */
+    HBG_STORE_STATE,    /* hbg_store_state */
+    HBG_STORE_CALLABLE, /* the callable's device view, for sp_task_validate */
     HBG_STORE_BUFFERS,
 };
 _Static_assert(HBG_STORE_BUFFERS <= SP_HOST_SCRATCH_SLOT_BUFFERS, "a slot holds the store");
@@ -78,7 +80,7 @@ typedef struct hbg_graph {
     sp_task_check check; /* the run's constant facts for sp_task_validate */
     sp_lane_memo memo[SP_LANE_MEMO_SLOTS];
     sp_view_memo view;
-    sp_device_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
+    rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
     bool redzones; /* checking mode: heap outputs between red zones, verified by the chip */
 
     /* Arrays in the store; a capacity counts elements. */
@@ -101,8 +103,8 @@ typedef struct hbg_graph {
     uint64_t heap_base, heap_bytes, heap_used;
     const hbg_buffer *buffers; /* staged run arguments */
     uint32_t buffer_count;
-    hbg_buffer heap_buffer;                     /* the heap, as a buffer reached by copies */
-    sp_device_range ranges[SP_MAX_RUN_TENSORS]; /* the staged buffers, for validation */
+    hbg_buffer heap_buffer;              /* the heap, as a buffer reached by copies */
+    rt_range ranges[SP_MAX_RUN_TENSORS]; /* the staged buffers, for validation */
 
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;

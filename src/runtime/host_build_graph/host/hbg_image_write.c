@@ -120,7 +120,7 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
 
         /* Seed the ready queues: every block of every task without producers. */
         if (bt->dep_count == 0) {
-            int q = sp_queue_of_shape(bt->shape);
+            int q = rt_queue_of_shape(bt->shape);
             uint32_t *slots = (uint32_t *)(base + l->slots_off[q]);
             for (uint32_t b = 0; b < bt->block_num; b++)
                 slots[tail[q]++] = i + 1;

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/device/orch_guard.h"
+#include "runtime/host/fault_report.h"
 #include "runtime/host/host_run.h"
 #include "runtime/host/redzone.h"
 #include "runtime/host/staging.h"

@@ -4,7 +4,7 @@
 #ifndef SP_RUNTIME_HBG_TRACE_H
 #define SP_RUNTIME_HBG_TRACE_H
 
-#include "runtime/device/trace.h"
+#include "runtime/host/trace_read.h"
 #include "runtime/host_build_graph/host/hbg_build.h"
 #include "runtime/runtime.h"
 

@@ -11,13 +11,12 @@
 #include <stdint.h>
 
 #include "common/wait.h"
+#include "runtime/device/fault_claim.h"
+#include "runtime/device/redzone_check.h"
 #include "runtime/device/sched_pass.h"
 #include "runtime/device/task_check.h"
 #include "runtime/device/tensormap.h"
-#include "runtime/device/trace.h"
-#include "runtime/host/fault_report.h"
-#include "runtime/host/loaded_callable.h"
-#include "runtime/host/redzone.h"
+#include "runtime/device/trace_write.h"
 #include "runtime/tensormap_and_ringbuffer/device/heap_ring.h"
 #include "simpler/orchestration.h"
 
@@ -89,10 +88,10 @@ typedef struct tmr_orch {
     sp_task_check check;
     sp_lane_memo lane_memo[SP_LANE_MEMO_SLOTS]; /* the check's memos, zeroed at boot */
     sp_view_memo view_memo;
-    sp_device_range ranges[SP_MAX_RUN_TENSORS];
-    sp_device_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
-    sp_heap_ring heap;   /* outputs; size is the heap less static allocations */
-    uint64_t static_top; /* sp_alloc_tensor carves downward from the heap's end */
+    rt_range ranges[SP_MAX_RUN_TENSORS];
+    rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
+    sp_heap_ring heap;                  /* outputs; size is the heap less static allocations */
+    uint64_t static_top;                /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;
     char msg[256];
@@ -111,9 +110,9 @@ typedef struct tmr_ctl {
     uint64_t heap_bytes;
     const sp_kernel_fn *ktab;
     sp_orch_entry_fn entry;
-    const sp_loaded_callable *callable; /* device copy, for validating submits */
-    tmr_cell *cells;                    /* SP_QUEUES * window cells */
-    void *map_mem;                      /* the TensorMap's block */
+    const rt_dev_callable *callable; /* the device callable table, for validating submits */
+    tmr_cell *cells;                 /* SP_QUEUES * window cells */
+    void *map_mem;                   /* the TensorMap's block */
     uint64_t map_bytes;
     uint32_t map_entries;
     uint64_t backstop_ns;       /* the orchestrator's waits give up after this */

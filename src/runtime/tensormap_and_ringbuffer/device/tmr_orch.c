@@ -670,8 +670,8 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
-        o->ranges[i] = (sp_device_range){.dev = c->args.tensors[i].addr,
-                                         .bytes = c->args.tensors[i].buf_bytes};
+        o->ranges[i] =
+            (rt_range){.dev = c->args.tensors[i].addr, .bytes = c->args.tensors[i].buf_bytes};
     o->check = (sp_task_check){
         .callable = c->callable,
         .ranges = o->ranges,

@@ -1,5 +1,6 @@
 /* tensormap_and_ringbuffer's scheduler threads and task completion. The
- * shared pass (runtime/device/sched_pass.h) drives the cores; here are the
+ * shared loop and pass (runtime/device/sched_loop.h, sched_pass.h) drive
+ * the cores; here are the
  * ring's hooks: ready queues hold task ids (an SPMD task is pushed back
  * while it has blocks to hand out), and completing a task closes its
  * fan-out list (so the orchestrator links no more consumers to it),
@@ -9,6 +10,7 @@
 
 #include "common/fault.h"
 #include "common/wait.h"
+#include "runtime/device/sched_loop.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_queue.h"
 #include "simpler/status.h"
@@ -16,6 +18,7 @@
 typedef struct tmr_rt {
     tmr_ctl *c;
     sp_chip *chip;
+    uint64_t abandon_at; /* scheduler 0: when to give the orchestrator up (0: no watch) */
 } tmr_rt;
 
 void tmr_fail(tmr_ctl *c, int status, const char *msg)
@@ -30,7 +33,7 @@ void tmr_fail(tmr_ctl *c, int status, const char *msg)
 static void tmr_queue_ready(tmr_ctl *c, sp_chip *chip, int64_t id, bool wake)
 {
     tmr_task *t = tmr_slot(c, id);
-    tmr_queue_push(&c->queues[sp_queue_of_shape(t->shape)], (uint64_t)id);
+    tmr_queue_push(&c->queues[rt_queue_of_shape(t->shape)], (uint64_t)id);
     if (wake)
         sp_chip_event_notify(chip);
 }
@@ -172,31 +175,6 @@ static bool hook_failed(void *rt)
     return atomic_load_explicit(&((tmr_rt *)rt)->c->error, memory_order_relaxed) != 0;
 }
 
-static const sp_sched_hooks tmr_hooks = {
-    .pop = hook_pop,
-    .payload = hook_payload,
-    .block_done = hook_block_done,
-    .describe = hook_describe,
-    .fault = hook_fault,
-    .failed = hook_failed,
-};
-
-/* Tracing: a dummy task completes on this thread, with no core. */
-static void trace_dummy(sp_trace_writer *w, const tmr_task *t)
-{
-    sp_trace_record *rec = sp_trace_next(w);
-    if (!rec)
-        return;
-    uint64_t now = sp_ticks();
-    rec->kind = SP_TRACE_DUMMY;
-    rec->task = (uint64_t)t->id;
-    rec->submit_ns = t->submit_ns;
-    rec->dispatch_ns = rec->start_ns = rec->end_ns = now;
-    rec->core = SP_TRACE_NO_CORE;
-    rec->func_id = -1;
-    rec->shape = SP_SHAPE_DUMMY;
-}
-
 /* Scheduler 0 watches the orchestrator thread: one still running past its
  * watchdog and the grace period did not answer the watchdog's interrupt
  * (it blocks signals), so its thread is given up and the run ends. Returns
@@ -224,6 +202,52 @@ static uint64_t watch_orchestrator(tmr_ctl *c, sp_chip *chip, uint64_t abandon_a
     return 0;
 }
 
+static void hook_before_pass(void *rt, rt_sched *s)
+{
+    tmr_rt *r = rt;
+    if (r->abandon_at)
+        s->wake_by = r->abandon_at = watch_orchestrator(r->c, r->chip, r->abandon_at);
+}
+
+static bool hook_pop_dummy(void *rt, uint64_t *task, uint64_t *submit_ns)
+{
+    tmr_ctl *c = ((tmr_rt *)rt)->c;
+    if (!tmr_queue_pop(&c->queues[SP_Q_DUMMY], task))
+        return false;
+    *submit_ns = tmr_slot(c, (int64_t)*task)->submit_ns;
+    return true;
+}
+
+static void hook_complete(void *rt, uint64_t task)
+{
+    complete_task(rt, (int64_t)task);
+}
+
+static bool hook_over(void *rt)
+{
+    tmr_ctl *c = ((tmr_rt *)rt)->c;
+    return atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
+           atomic_load_explicit(&c->completed, memory_order_acquire) ==
+               atomic_load_explicit(&c->submitted, memory_order_acquire);
+}
+
+static const rt_sched_hooks tmr_hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+    .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
+};
+
+static const rt_sched_loop_hooks tmr_loop = {
+    .pass = &tmr_hooks,
+    .before_pass = hook_before_pass,
+    .pop_dummy = hook_pop_dummy,
+    .complete = hook_complete,
+    .over = hook_over,
+};
+
 static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
 {
     while (!atomic_load_explicit(&c->booted, memory_order_acquire)) {
@@ -232,45 +256,21 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
             break;
         sp_chip_event_wait(chip, snap, 0);
     }
-    tmr_rt r = {.c = c, .chip = chip};
-    sp_sched s;
-    sp_sched_init(&s, chip, ti, tn);
+    /* orch_begin_ns was written before `booted` was released. */
+    tmr_rt r = {.c = c,
+                .chip = chip,
+                .abandon_at = ti == 0 && c->orch_timeout_ns
+                                  ? c->orch_begin_ns + c->orch_timeout_ns +
+                                        rt_sched_grace_ns(c->orch_timeout_ns)
+                                  : 0};
+    rt_sched s;
+    rt_sched_init(&s, chip, ti, tn);
     s.timeout_ns = c->kernel_timeout_ns;
     sp_trace_writer tw;
     sp_trace_writer_init(&tw, c->trace, ti);
     if (tw.buf)
         s.trace = &tw;
-    bool phases = tw.level >= SP_TRACE_SCHED;
-    /* orch_begin_ns was written before `booted` was released. */
-    uint64_t abandon_at = ti == 0 && c->orch_timeout_ns ? c->orch_begin_ns + c->orch_timeout_ns +
-                                                              sp_sched_grace_ns(c->orch_timeout_ns)
-                                                        : 0;
-    for (;;) {
-        uint32_t snap = sp_chip_event_snapshot(chip);
-        uint64_t t0 = phases ? sp_ticks() : 0;
-        if (abandon_at)
-            s.wake_by = abandon_at = watch_orchestrator(c, chip, abandon_at);
-        bool progress = sp_sched_pass(&s, &tmr_hooks, &r);
-        uint64_t id;
-        while (tmr_queue_pop(&c->queues[SP_Q_DUMMY], &id)) {
-            if (s.trace)
-                trace_dummy(&tw, tmr_slot(c, (int64_t)id));
-            complete_task(&r, (int64_t)id);
-            progress = true;
-        }
-        if (phases && progress)
-            sp_trace_phase(&tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
-        if (!sp_sched_busy(&s) && atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
-            atomic_load_explicit(&c->completed, memory_order_acquire) ==
-                atomic_load_explicit(&c->submitted, memory_order_acquire))
-            break;
-        if (!progress) {
-            uint64_t w0 = phases ? sp_ticks() : 0;
-            sp_sched_idle_wait(&s, snap);
-            if (phases)
-                sp_trace_phase(&tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
-        }
-    }
+    rt_sched_loop(&s, &tmr_loop, &r, &tw);
     /* A kernel fault recorded by any thread is the launch's result too. */
     return atomic_load_explicit(&c->error, memory_order_acquire);
 }
@@ -280,7 +280,7 @@ int tmr_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     tmr_ctl *c = dev_ctx;
     if (c->magic != TMR_MAGIC)
         return SP_EINVAL;
-    if (sp_chip_cluster_count(chip) > SP_SCHED_MAX_CLUSTERS)
+    if (sp_chip_cluster_count(chip) > RT_SCHED_MAX_CLUSTERS)
         return SP_EGEOMETRY;
     if (ti == c->sched_threads)
         return tmr_orchestrate(c, chip);

@@ -10,8 +10,12 @@
 #include <string.h>
 
 #include "common/wait.h"
-#include "runtime/device/trace.h"
+#include "runtime/host/dev_callable_write.h"
+#include "runtime/host/fault_report.h"
 #include "runtime/host/host_run.h"
+#include "runtime/host/redzone.h"
+#include "runtime/host/staging.h"
+#include "runtime/host/trace_read.h"
 #include "runtime/runtime.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
 #include "simpler/status.h"
@@ -34,45 +38,6 @@ typedef struct tmr_shm_layout {
     uint64_t slots_off, cells_off, map_off, map_bytes, callable_off, callable_bytes, total;
     uint32_t map_entries;
 } tmr_shm_layout;
-
-/* Bytes of the device copy of a callable's validation tables. */
-static uint64_t callable_copy_bytes(const sp_loaded_callable *lc)
-{
-    uint64_t n = ALIGN64(sizeof *lc) + ALIGN64((uint64_t)lc->kernel_count * sizeof(*lc->kernels));
-    for (uint32_t i = 0; i < lc->kernel_count; i++)
-        n += strlen(lc->kernels[i].entry) + strlen(lc->kernels[i].signature) + 2;
-    return ALIGN64(n);
-}
-
-/* The callable as device code may read it: the struct, its kernel table and
- * their strings, with every pointer rebased to `dev` (host-only parts NULL). */
-static void callable_copy_write(const sp_loaded_callable *lc, uint64_t dev, void *buf)
-{
-    memset(buf, 0, callable_copy_bytes(lc));
-    sp_loaded_callable *cc = buf;
-    *cc = *lc;
-    cc->blob = NULL;
-    cc->orch = NULL;
-    cc->orch_entry = NULL;
-    cc->orch_config = NULL;
-    memset(&cc->view, 0, sizeof cc->view);
-    uint64_t kern_off = ALIGN64(sizeof *lc);
-    uint64_t str_off = kern_off + ALIGN64((uint64_t)lc->kernel_count * sizeof(*lc->kernels));
-    sp_loaded_kernel *ck = (sp_loaded_kernel *)((char *)buf + kern_off);
-    cc->kernels = (sp_loaded_kernel *)(uintptr_t)(dev + kern_off);
-    for (uint32_t i = 0; i < lc->kernel_count; i++) {
-        ck[i] = lc->kernels[i];
-        ck[i].binary = NULL;
-        const char *strs[2] = {lc->kernels[i].entry, lc->kernels[i].signature};
-        const char **dst[2] = {&ck[i].entry, &ck[i].signature};
-        for (int s = 0; s < 2; s++) {
-            size_t len = strlen(strs[s]) + 1;
-            memcpy((char *)buf + str_off, strs[s], len);
-            *dst[s] = (const char *)(uintptr_t)(dev + str_off);
-            str_off += len;
-        }
-    }
-}
 
 static int config_check(const rt_prepare *p, uint32_t *window, uint64_t *heap, uint32_t *threads)
 {
@@ -122,7 +87,7 @@ static tmr_shm_layout layout_of(const sp_loaded_callable *lc, uint32_t window)
     l.map_bytes = sp_tensormap_bytes(l.map_entries);
     off = ALIGN64(off + l.map_bytes);
     l.callable_off = off;
-    l.callable_bytes = callable_copy_bytes(lc);
+    l.callable_bytes = rt_dev_callable_bytes(lc);
     l.total = off + l.callable_bytes;
     return l;
 }
@@ -179,7 +144,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     c->map_mem = (void *)(uintptr_t)(shm + l.map_off);
     c->map_bytes = l.map_bytes;
     c->map_entries = l.map_entries;
-    c->callable = (const sp_loaded_callable *)(uintptr_t)(shm + l.callable_off);
+    c->callable = (const rt_dev_callable *)(uintptr_t)(shm + l.callable_off);
     c->heap_base = r->h.arena.heap;
     c->heap_bytes = heap;
     c->ktab = (const sp_kernel_fn *)(uintptr_t)lc->kernel_table;
@@ -201,7 +166,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
         c->trace = sp_trace_dev_buf(&r->h.trace);
     }
     void *cc = (char *)p->scratch->ptr + sizeof(tmr_ctl);
-    callable_copy_write(lc, shm + l.callable_off, cc);
+    rt_dev_callable_write(lc, cc, shm + l.callable_off);
     if ((rc = sp_host_copy_to_device(p->api, shm, c, sizeof *c)) != SP_OK ||
         (rc = sp_host_copy_to_device(p->api, shm + l.callable_off, cc, l.callable_bytes)) !=
             SP_OK) {

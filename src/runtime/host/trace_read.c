@@ -1,8 +1,8 @@
 /* The trace recorder's host side: size, allocate and clear a run's device
  * trace buffer at prepare, read it back once after the run (keeping only
  * written records), hand it out through simpler_run_trace, free it at
- * finalize. Device-side writing is inline in trace.h. */
-#include "runtime/device/trace.h"
+ * finalize. Device-side writing is inline in runtime/device/trace_write.h. */
+#include "runtime/host/trace_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>

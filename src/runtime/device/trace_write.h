@@ -1,13 +1,13 @@
-/* The trace recorder, both sides of it. Device side: scheduler threads (and
- * tmr's orchestrator) write sp_trace_records into one pre-sized array in
- * device memory, without locks — each thread claims a chunk of records with
- * one atomic add and fills it alone; a full array drops and counts. Edges go
- * to a second array written by the orchestrator alone. Host side: allocate
- * and clear the buffer at prepare, copy it out after completion, free it at
- * finalize. When tracing is off the buffer pointer is NULL and the hot path
- * pays one predictable branch per dispatch and per reap. */
-#ifndef SP_RUNTIME_SHARED_TRACE_H
-#define SP_RUNTIME_SHARED_TRACE_H
+/* The trace recorder's device side: scheduler threads (and tmr's
+ * orchestrator) write sp_trace_records into one pre-sized array in device
+ * memory, without locks — each thread claims a chunk of records with one
+ * atomic add and fills it alone; a full array drops and counts. Edges go to
+ * a second array written by the orchestrator alone. When tracing is off the
+ * buffer pointer is NULL and the hot path pays one predictable branch per
+ * dispatch and per reap. The host allocates, clears and reads the buffer
+ * (runtime/host/trace_read.h). */
+#ifndef RT_DEVICE_TRACE_WRITE_H
+#define RT_DEVICE_TRACE_WRITE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -15,8 +15,6 @@
 #include <stdint.h>
 
 #include "common/ticks.h"
-#include "runtime/host/loaded_callable.h"
-#include "simpler/host_api.h"
 #include "simpler/trace.h"
 
 #define SP_TRACE_CHUNK 64u /* records a thread claims at once */
@@ -104,47 +102,5 @@ static inline void sp_trace_edge_add(sp_trace_buf *b, uint64_t producer, uint64_
     b->edges[b->edge_next++] =
         (sp_trace_edge){.producer = producer, .consumer = consumer, .kind = kind};
 }
-
-/* ---- host side ------------------------------------------------------------ */
-
-/* A run's trace buffer as its runtime holds it on the host. */
-typedef struct sp_trace_dev {
-    uint32_t level;   /* 0: tracing off, nothing allocated */
-    uint64_t dev;     /* device address of the sp_trace_buf */
-    uint64_t bytes;   /* of the whole allocation */
-    uint64_t rec_cap; /* records the array holds */
-    uint64_t edge_cap;
-    /* Edges the host knew (hbg builds them on the host): copied out as is. */
-    sp_trace_edge *host_edges;
-    uint64_t host_edge_count;
-    uint64_t phase_ns[SP_TRACE_PHASES][2];
-    /* The written records, read back once after the run. */
-    sp_trace_record *host_recs;
-    uint64_t host_rec_count, recs_dropped;
-    sp_trace_edge *dev_edges; /* edges read back from the device (tmr) */
-    uint64_t dev_edge_count, edges_dropped;
-    bool read;
-} sp_trace_dev;
-
-/* Records a run of `slices` core executions and `tasks` tasks needs at
- * `level`, plus one partial chunk per thread (`threads` writers). */
-uint64_t sp_trace_records_for(uint32_t level, uint64_t slices, uint64_t tasks, uint32_t threads);
-
-/* Allocate and clear a buffer of `rec_cap` records and `edge_cap` edges in
- * device memory, with `lc`'s func_id table. level 0 allocates nothing.
- * 0 or a status, reason in err. */
-int sp_trace_dev_alloc(sp_trace_dev *t, const sp_host_api *api, uint32_t level, uint64_t rec_cap,
-                       uint64_t edge_cap, const sp_loaded_callable *lc, char *err, size_t err_len);
-/* The device-side header (NULL when off), for the runtime's control block. */
-static inline sp_trace_buf *sp_trace_dev_buf(const sp_trace_dev *t)
-{
-    return t->level ? (sp_trace_buf *)(uintptr_t)t->dev : NULL;
-}
-/* Copy the records (written ones only) and edges into io's arrays and set
- * its counts, level and phases; the first call reads the device buffer.
- * 0 or a status. */
-int sp_trace_dev_read(sp_trace_dev *t, const sp_host_api *api, sp_run_trace *io);
-/* Free the device buffer and the host edges. */
-void sp_trace_dev_free(sp_trace_dev *t, const sp_host_api *api);
 
 #endif
