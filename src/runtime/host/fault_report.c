@@ -8,9 +8,24 @@
 #include "common/log.h"
 #include "simpler/status.h"
 
-int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *lc, char *msg,
-                           size_t len)
+const char *rt_device_prefix(const sp_host_api *api, char *buf, size_t len)
 {
+    sp_device_info info;
+    if (!api || !api->functions || !api->functions->describe || len == 0 ||
+        sp_host_describe(api, &info) != SP_OK) {
+        if (len)
+            buf[0] = '\0';
+        return buf;
+    }
+    snprintf(buf, len, "device %d: ", (int)info.device_id);
+    return buf;
+}
+
+int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
+                           const sp_loaded_callable *lc, char *msg, size_t len)
+{
+    char dev[32];
+    rt_device_prefix(api, dev, sizeof dev);
     int32_t func_id = -1;
     const char *entry = "?";
     if (lc && r->kernel >= 0 && (uint32_t)r->kernel < lc->kernel_count) {
@@ -18,29 +33,30 @@ int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *l
         entry = lc->kernels[r->kernel].entry;
     }
     if (r->sig == SP_FAULT_ABANDONED) {
-        snprintf(msg, len,
-                 "task %llu: kernel '%s' (func_id %d) on core %u ran past its timeout and did not "
-                 "answer the interrupt (it blocks or ignores signals, or sits in a system call): "
-                 "its thread was abandoned after %.1f ms and the core runs on a fresh one; the "
-                 "device is degraded",
-                 (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
+        snprintf(
+            msg, len,
+            "%stask %llu: kernel '%s' (func_id %d) on core %u ran past its timeout and did not "
+            "answer the interrupt (it blocks or ignores signals, or sits in a system call): "
+            "its thread was abandoned after %.1f ms and the core runs on a fresh one; the "
+            "device is degraded",
+            dev, (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
         return SP_EKERNEL_TIMEOUT;
     }
     if (r->sig == SP_FAULT_EXITED) {
         snprintf(msg, len,
-                 "task %llu: kernel '%s' (func_id %d) exited its thread (pthread_exit) on core "
+                 "%stask %llu: kernel '%s' (func_id %d) exited its thread (pthread_exit) on core "
                  "%u; the core runs on a fresh thread",
-                 (unsigned long long)r->task, entry, func_id, r->core);
+                 dev, (unsigned long long)r->task, entry, func_id, r->core);
         return SP_EKERNEL_FAULT;
     }
     if (r->sig == SP_FAULT_INTERRUPT) {
         snprintf(msg, len,
-                 "task %llu: kernel '%s' (func_id %d) on core %u ran %.1f ms, past its timeout, "
+                 "%stask %llu: kernel '%s' (func_id %d) on core %u ran %.1f ms, past its timeout, "
                  "and was stopped",
-                 (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
+                 dev, (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
         return SP_EKERNEL_TIMEOUT;
     }
-    snprintf(msg, len, "task %llu: kernel '%s' (func_id %d) crashed on core %u with %s",
+    snprintf(msg, len, "%stask %llu: kernel '%s' (func_id %d) crashed on core %u with %s", dev,
              (unsigned long long)r->task, entry, func_id, r->core, sp_fault_name(r->sig));
     return SP_EKERNEL_FAULT;
 }

@@ -210,10 +210,10 @@ static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
     if (rc && r->have_result &&
         atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
         (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
-        rc = sp_fault_report_format(&r->result.fault, r->callable, err, err_len);
+        rc = sp_fault_report_format(r->api, &r->result.fault, r->callable, err, err_len);
     else if (rc == SP_EKERNEL_OVERRUN && r->have_result &&
              atomic_load_explicit(&r->result.overrun.claimed, memory_order_relaxed))
-        rc = sp_overrun_format(&r->result.overrun, r->callable, err, err_len);
+        rc = sp_overrun_format(r->api, &r->result.overrun, r->callable, err, err_len);
     else if (rc && r->have_result && r->result.message[0])
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)
