@@ -256,7 +256,7 @@ int main(int argc, char **argv)
         sp_worker_close(w);
         return 1;
     }
-    const sp_geometry g = sp_geometry_default();
+    const sp_geometry g = sp_geometry_default(1);
     printf("bench_graphs: %s on sim, default geometry %u cluster(s) "
            "(%u AIC + %u AIV cores), %u scheduler thread(s); N=%llu\n",
            strcmp(runtime, "hbg") == 0 ? "host_build_graph" : "tensormap_and_ringbuffer",

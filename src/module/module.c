@@ -1,7 +1,10 @@
 /* The runtime module C ABI (DESIGN.md §5): contexts, device memory,
  * callables and the run lifecycle with its state machine, slot and bank
- * holding, run identity in errors, and launch acceptance. The runtime this
- * module was linked with does the actual work (src/runtime/runtime.h). */
+ * holding, run identity in errors, and launch acceptance. The runtime the
+ * build picked for this module (mod_runtime(): its rt_ops table,
+ * src/runtime/runtime.h) does the actual work; a failing runtime call
+ * leaves its message in the run's buffer, which becomes the context's last
+ * error. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +54,7 @@ static int run_fail(sp_module_ctx *c, const sp_module_run *r, int status, const 
 
 EXPORT const sp_pipeline_contract *simpler_get_pipeline_contract(void)
 {
-    return sp_runtime_contract();
+    return mod_runtime()->contract();
 }
 
 EXPORT int simpler_bind_logging(int level, sp_module_log_sink sink, void *user)
@@ -70,7 +73,9 @@ EXPORT int simpler_create_device_context(void **ctx_out)
     if (!c)
         return SP_ENOMEM;
     pthread_mutex_init(&c->lock, NULL);
+    c->rt = mod_runtime();
     c->device_id = -1;
+    c->pipeline_depth = c->rt->contract()->pipeline_depth;
     for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
         c->dev_slot[s] = c->dev_bank[s] = UINT32_MAX;
     *ctx_out = c;
@@ -120,6 +125,9 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
         return SP_EINVAL;
     if (c->dev)
         return ctx_fail(c, SP_ESTATE, "context already attached to device %d", c->device_id);
+    char why[256] = "";
+    if (settings && rt_settings_check(settings, why, sizeof why) != SP_OK)
+        return ctx_fail(c, SP_EINVAL, "cannot attach device %d: %s", device_id, why);
     sp_device_options opt;
     memset(&opt, 0, sizeof opt);
     if (prewarm) {
@@ -134,6 +142,14 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
     if (rc)
         return ctx_fail(c, rc, "cannot attach device %d", device_id);
     c->device_id = device_id;
+    memset(&c->settings, 0, sizeof c->settings);
+    if (settings)
+        c->settings = *settings;
+    /* A depth below the contract's: slots and banks past it are refused. */
+    uint32_t depth = c->rt->contract()->pipeline_depth;
+    if (c->settings.pipeline_depth && c->settings.pipeline_depth < depth)
+        depth = c->settings.pipeline_depth;
+    c->pipeline_depth = depth;
     return SP_OK;
 }
 
@@ -261,10 +277,11 @@ EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
 /* Take the run's slot and bank, or refuse if either is held or out of range. */
 static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *why, size_t len)
 {
-    uint32_t depth = sp_runtime_contract()->pipeline_depth;
+    uint32_t depth = c->pipeline_depth;
     if (d->pipeline_slot >= depth || d->arena_bank >= depth) {
-        snprintf(why, len, "slot %u / bank %u out of range for pipeline depth %u", d->pipeline_slot,
-                 d->arena_bank, depth);
+        snprintf(why, len, "slot %u / bank %u out of range for pipeline depth %u%s",
+                 d->pipeline_slot, d->arena_bank, depth,
+                 c->settings.pipeline_depth == depth ? " (settings.pipeline_depth)" : "");
         return SP_ESLOT;
     }
     int rc = SP_OK;
@@ -364,29 +381,32 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
      * descriptor's slot and bank, which only this context knows. */
     rc = sp_device_bind_host_api(c->dev, c->dev_slot[desc->pipeline_slot],
                                  c->dev_bank[desc->arena_bank], &r->api);
-    sp_rt_prepare p = {
+    if (rc)
+        snprintf(r->err, sizeof r->err, "binding the host API: %s", sp_status_name(rc));
+    rt_prepare p = {
         .dev = c->dev,
         .api = &r->api,
         .callable = c->callables[callable_id],
         .args = args,
         .scratch = c->scratch[desc->pipeline_slot],
-        .err = why,
-        .err_len = sizeof why,
+        .err = r->err,
+        .err_len = sizeof r->err,
     };
     if (config)
         p.config = *config;
+    rt_run_defaults(&p, &c->settings);
     if (rc == SP_OK)
-        rc = sp_runtime_prepare(&p, &r->rt);
+        rc = c->rt->prepare(&p, &r->rt);
     if (rc == SP_EDEVMEM) {
         /* Name the limit that was hit: the device's size and what is in use
          * (after the failed request was rolled back). */
-        size_t n = strlen(why);
-        snprintf(why + n, sizeof why - n, " (device %d memory: %llu of %llu bytes in use)",
+        size_t n = strlen(r->err);
+        snprintf(r->err + n, sizeof r->err - n, " (device %d memory: %llu of %llu bytes in use)",
                  c->device_id, (unsigned long long)sp_device_committed_bytes(c->dev),
                  (unsigned long long)sp_device_memory_bytes(c->dev));
     }
     if (rc) {
-        run_fail(c, r, rc, why);
+        run_fail(c, r, rc, r->err);
         release_slot_bank(c, desc);
         memset(r, 0, sizeof *r);
         return rc;
@@ -421,8 +441,8 @@ EXPORT int simpler_launch_run(void *ctx, void *run)
         return rc;
     if (r->state != RUN_PREPARED)
         return run_fail(c, r, SP_ESTATE, "launch_run: already launched");
-    char why[SP_MODULE_ERR_LEN] = "";
-    rc = sp_runtime_launch(r->rt, why, sizeof why);
+    r->err[0] = '\0';
+    rc = c->rt->launch(r->rt);
     if (rc == SP_ELAUNCH_PARTIAL) {
         /* Part of the device side runs: neither this run nor the device can
          * be trusted. The run is over; the device refuses runs until the
@@ -432,10 +452,10 @@ EXPORT int simpler_launch_run(void *ctx, void *run)
         pthread_mutex_unlock(&c->lock);
         r->state = RUN_DONE;
         r->result = rc;
-        return run_fail(c, r, rc, why);
+        return run_fail(c, r, rc, r->err);
     }
     if (rc)
-        return run_fail(c, r, rc, why); /* still prepared: may be finalized */
+        return run_fail(c, r, rc, r->err); /* still prepared: may be finalized */
     r->state = RUN_LAUNCHED;
     /* Acceptance: only now is the device side really running. */
     if (r->desc.accepted_state)
@@ -443,12 +463,12 @@ EXPORT int simpler_launch_run(void *ctx, void *run)
     return SP_OK;
 }
 
-static int settle(sp_module_ctx *c, sp_module_run *r, int rc, const char *why)
+static int settle(sp_module_ctx *c, sp_module_run *r, int rc)
 {
     r->state = RUN_DONE;
     r->result = rc;
-    sp_runtime_stats(r->rt, &r->stats);
-    return rc ? run_fail(c, r, rc, why) : SP_OK;
+    c->rt->stats(r->rt, &r->stats);
+    return rc ? run_fail(c, r, rc, r->err) : SP_OK;
 }
 
 EXPORT int simpler_poll_run(void *ctx, void *run)
@@ -462,11 +482,11 @@ EXPORT int simpler_poll_run(void *ctx, void *run)
         return r->result;
     if (r->state != RUN_LAUNCHED)
         return run_fail(c, r, SP_ESTATE, "poll_run: not launched");
-    char why[SP_MODULE_ERR_LEN] = "";
-    rc = sp_runtime_poll(r->rt, why, sizeof why);
+    r->err[0] = '\0';
+    rc = c->rt->poll(r->rt);
     if (rc == SP_RUN_NOT_READY)
         return rc;
-    return settle(c, r, rc, why);
+    return settle(c, r, rc);
 }
 
 EXPORT int simpler_wait_run(void *ctx, void *run, uint64_t timeout_ns)
@@ -480,12 +500,12 @@ EXPORT int simpler_wait_run(void *ctx, void *run, uint64_t timeout_ns)
         return r->result;
     if (r->state != RUN_LAUNCHED)
         return run_fail(c, r, SP_ESTATE, "wait_run: not launched");
-    char why[SP_MODULE_ERR_LEN] = "";
+    r->err[0] = '\0';
     uint64_t deadline = timeout_ns ? sp_now_ns() + timeout_ns : 0;
-    rc = sp_runtime_wait(r->rt, deadline, why, sizeof why);
+    rc = c->rt->wait(r->rt, deadline);
     if (rc == SP_ETIMEOUT)
-        return run_fail(c, r, rc, why); /* still running: wait again */
-    return settle(c, r, rc, why);
+        return run_fail(c, r, rc, r->err); /* still running: wait again */
+    return settle(c, r, rc);
 }
 
 EXPORT int simpler_finalize_run(void *ctx, void *run)
@@ -497,13 +517,13 @@ EXPORT int simpler_finalize_run(void *ctx, void *run)
         return rc;
     if (r->state == RUN_LAUNCHED)
         return run_fail(c, r, SP_EBUSY, "finalize_run: still running; wait for it first");
-    char why[SP_MODULE_ERR_LEN] = "";
+    r->err[0] = '\0';
     int ok = r->state == RUN_DONE && r->result == SP_OK;
-    rc = sp_runtime_finalize(r->rt, ok, why, sizeof why);
+    rc = c->rt->finalize(r->rt, ok);
     r->rt = NULL;
     sp_run_descriptor d = r->desc;
     if (rc)
-        run_fail(c, r, rc, why);
+        run_fail(c, r, rc, r->err);
     release_slot_bank(c, &d);
     memset(r, 0, sizeof *r); /* re-zeroed: the storage may be reused */
     return rc;
@@ -588,6 +608,6 @@ EXPORT int simpler_run_trace(void *ctx, void *run, sp_run_trace *io)
         return ctx_fail(c, SP_EINVAL, "run_trace: NULL output");
     if (r->state != RUN_DONE)
         return run_fail(c, r, SP_ESTATE, "run_trace: run has not completed");
-    rc = sp_runtime_trace(r->rt, io);
+    rc = c->rt->trace(r->rt, io);
     return rc ? run_fail(c, r, rc, "run_trace: reading the trace buffer back") : SP_OK;
 }

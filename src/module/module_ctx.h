@@ -1,23 +1,28 @@
 /* The state behind the module ABI: a device context (one attached device,
- * its registered callables, the held pipeline slots and banks, the last
- * error) and the run record kept in caller-owned run storage. */
+ * the settings it was attached with, its registered callables, the held
+ * pipeline slots and banks, the last error) and the run record kept in
+ * caller-owned run storage (with the run's message buffer). */
 #ifndef SP_MODULE_CTX_H
 #define SP_MODULE_CTX_H
 
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "runtime/runtime.h"
+#include "module/mod_runtime.h"
 #include "simpler/module.h"
+#include "simpler/settings.h"
 
 #define SP_MODULE_MAX_CALLABLES 256
 #define SP_MODULE_ERR_LEN 512
 
 typedef struct sp_module_ctx {
     pthread_mutex_t lock; /* registry, slots, banks, last error */
+    const rt_ops *rt;     /* the runtime this module was built with */
     sp_device *dev;
     int device_id;
-    uint32_t prepared_runs; /* prepared and not yet finalized */
+    sp_settings settings;    /* as simpler_init got them: each run's defaults */
+    uint32_t pipeline_depth; /* runs prepared at once: the contract's, or less by settings */
+    uint32_t prepared_runs;  /* prepared and not yet finalized */
     bool slot_held[SP_PIPELINE_MAX_DEPTH];
     bool bank_held[SP_PIPELINE_MAX_DEPTH];
     sp_run_descriptor held[SP_PIPELINE_MAX_DEPTH]; /* by slot: ids of prepared runs */
@@ -43,8 +48,11 @@ typedef struct sp_module_run {
     const void *owner; /* the context that prepared it: no other may touch it */
     sp_run_descriptor desc;
     sp_host_api api;
-    sp_rt_run *rt;
+    rt_run *rt;
     sp_run_stats stats;
+    /* Where the runtime records why the run failed, from prepare to
+     * finalize (rt_prepare.err); cleared before each call. */
+    char err[SP_MODULE_ERR_LEN];
 } sp_module_run;
 
 #endif

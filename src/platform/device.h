@@ -33,8 +33,12 @@ typedef struct sp_device_options {
 #define SP_A2A3_CLUSTERS 24
 #define SP_DEFAULT_DEVICE_MEMORY (1ull << 30)
 
-/* Geometry that fits this machine (clusters and schedulers from its CPUs). */
-sp_geometry sp_geometry_default(void);
+/* Geometry that fits this machine when `devices` devices are open at once
+ * (the one about to open included; 0 counts as 1): the CPUs are divided
+ * among them and each share gets clusters and AICPU threads from its CPUs
+ * (the sim: a cluster per two CPUs, at most 24; 3 AICPU threads from 8
+ * CPUs, else 2). sp_device_open uses it for fields its options leave 0. */
+sp_geometry sp_geometry_default(uint32_t devices);
 /* The a2a3 chip: 24 clusters of AIC + 2 AIV, 4 AICPU threads. */
 sp_geometry sp_geometry_a2a3(void);
 /* 0 if usable, SP_EGEOMETRY otherwise. */

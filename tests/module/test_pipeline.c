@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform/sim/sim_testing.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
+#include "simpler/settings.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 #include "worker/module_loader.h"
@@ -31,13 +33,13 @@ typedef struct rig {
 
 static rig R;
 
-static void rig_open(const char *module)
+static void rig_open_with(const char *module, const sp_settings *settings)
 {
     char err[1024] = "";
     cr_assert_eq(sp_module_open(module, &R.m, err, sizeof err), SP_OK, "%s", err);
     R.m.simpler_bind_logging(4, NULL, NULL); /* failures below are expected */
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
-    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, NULL), SP_OK, "%s",
+    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, settings), SP_OK, "%s",
                  R.m.simpler_last_error(R.ctx));
     void *blob;
     size_t size;
@@ -58,6 +60,11 @@ static void rig_open(const char *module)
         R.args[s].scalars[1] = Y_LEN;
         R.args[s].scalar_count = 2;
     }
+}
+
+static void rig_open(const char *module)
+{
+    rig_open_with(module, NULL);
 }
 
 static void rig_close(void)
@@ -159,16 +166,27 @@ Test(pipeline, duplicate_ids_in_flight_are_refused, .fini = rig_close)
     cr_assert_eq(R.m.simpler_finalize_run(R.ctx, R.run[1]), SP_OK);
 }
 
+/* Launch faults are injected on the device itself (a test-only interface):
+ * the test opens the device id its module context uses (one device table per process,
+ * so the same chip) and sets the fault there; it stays until set back. */
+static void inject_launch_fault(int device_id, int mode)
+{
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(device_id, NULL, &dev), SP_OK);
+    cr_assert_eq(sp_sim_set_launch_fault(dev, mode), SP_OK);
+    sp_device_close(dev);
+}
+
 Test(pipeline, a_launch_refused_before_start_is_never_accepted, .fini = rig_close)
 {
     rig_open(modules[0]);
     _Atomic uint64_t acc = 0;
     sp_run_descriptor d = desc(0, 5, &acc);
     cr_assert_eq(R.m.simpler_prepare_run(R.ctx, R.run[0], 0, &R.args[0], NULL, &d), SP_OK);
-    setenv("SIMPLER_SIM_FAULT_LAUNCH", "before", 1);
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_BEFORE);
     cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_ELAUNCH);
     cr_assert_eq(atomic_load(&acc), 0, "acceptance written for a launch that never started");
-    unsetenv("SIMPLER_SIM_FAULT_LAUNCH");
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_NONE);
     /* Still prepared: the same run launches now, and is accepted once. */
     cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_OK);
     cr_assert_eq(atomic_load(&acc), 50);
@@ -183,9 +201,9 @@ Test(pipeline, a_half_started_launch_leaves_the_device_unusable_until_recreated,
     _Atomic uint64_t acc = 0;
     sp_run_descriptor d = desc(0, 9, &acc);
     cr_assert_eq(R.m.simpler_prepare_run(R.ctx, R.run[0], 0, &R.args[0], NULL, &d), SP_OK);
-    setenv("SIMPLER_SIM_FAULT_LAUNCH", "halfway", 1);
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_HALFWAY);
     cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_ELAUNCH_PARTIAL);
-    unsetenv("SIMPLER_SIM_FAULT_LAUNCH");
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_NONE);
     cr_assert_eq(atomic_load(&acc), 0, "a half-started launch is not accepted");
     cr_assert_eq(R.m.simpler_finalize_run(R.ctx, R.run[0]), SP_OK, "%s",
                  R.m.simpler_last_error(R.ctx));
@@ -206,4 +224,84 @@ Test(pipeline, a_half_started_launch_leaves_the_device_unusable_until_recreated,
     cr_assert_eq(R.m.simpler_register_callable(R.ctx, 0, blob, size), SP_OK);
     free(blob);
     run_pair(40);
+}
+
+ParameterizedTestParameters(pipeline, the_contract_is_fixed_and_settings_lower_the_depth)
+{
+    static int which[] = {0, 1};
+    return cr_make_param_array(int, which, 2);
+}
+
+/* The contract is the same whatever the environment says (it was re-read
+ * from SIMPLER_PIPELINE_DEPTH at every call); a context attached with
+ * settings.pipeline_depth 1 holds one run at a time, through the raw ABI
+ * as through the worker, and one without takes two. */
+ParameterizedTest(int *mod, pipeline, the_contract_is_fixed_and_settings_lower_the_depth,
+                  .fini = rig_close, .timeout = 60)
+{
+    setenv("SIMPLER_PIPELINE_DEPTH", "1", 1);
+    sp_settings one = {.pipeline_depth = 1};
+    rig_open_with(modules[*mod], &one);
+    const sp_pipeline_contract *c = R.m.simpler_get_pipeline_contract();
+    cr_assert_eq(c->pipeline_depth, 2, "the contract followed the environment");
+    unsetenv("SIMPLER_PIPELINE_DEPTH");
+    cr_assert_eq(R.m.simpler_get_pipeline_contract(), c, "the contract is not one fixed value");
+    sp_run_descriptor a = desc(0, 1, NULL), b = desc(1, 2, NULL);
+    cr_assert_eq(R.m.simpler_prepare_run(R.ctx, R.run[0], 0, &R.args[0], NULL, &a), SP_OK, "%s",
+                 R.m.simpler_last_error(R.ctx));
+    cr_assert_eq(R.m.simpler_prepare_run(R.ctx, R.run[1], 0, &R.args[1], NULL, &b), SP_ESLOT,
+                 "a second run was prepared on a context of depth 1");
+    cr_assert(strstr(R.m.simpler_last_error(R.ctx), "pipeline depth 1"), "%s",
+              R.m.simpler_last_error(R.ctx));
+    cr_assert_eq(R.m.simpler_launch_run(R.ctx, R.run[0]), SP_OK);
+    cr_assert_eq(R.m.simpler_wait_run(R.ctx, R.run[0], 0), SP_OK);
+    cr_assert_eq(R.m.simpler_finalize_run(R.ctx, R.run[0]), SP_OK);
+    assert_marked(0);
+    /* The same module, the context created again without settings: depth 2. */
+    cr_assert_eq(R.m.simpler_destroy_device_context(R.ctx), SP_OK);
+    R.ctx = NULL;
+    cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
+    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, NULL), SP_OK);
+    char err[256];
+    void *blob;
+    size_t size;
+    cr_assert_eq(orch_tmr_blob(&blob, &size, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(R.m.simpler_register_callable(R.ctx, 0, blob, size), SP_OK);
+    free(blob);
+    run_pair(60);
+}
+
+ParameterizedTestParameters(pipeline, out_of_range_settings_are_refused_at_init)
+{
+    static int which[] = {0, 1};
+    return cr_make_param_array(int, which, 2);
+}
+
+/* A setting the runtime cannot honour is refused by name when the context
+ * is attached, not found out at a run. */
+ParameterizedTest(int *mod, pipeline, out_of_range_settings_are_refused_at_init, .fini = rig_close,
+                  .timeout = 60)
+{
+    char err[1024] = "";
+    cr_assert_eq(sp_module_open(modules[*mod], &R.m, err, sizeof err), SP_OK, "%s", err);
+    R.m.simpler_bind_logging(4, NULL, NULL);
+    cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
+    static const struct {
+        sp_settings s;
+        const char *field;
+    } bad[] = {
+        {{.pipeline_depth = 3}, "pipeline_depth"},
+        {{.kernel_timeout_ms = 604800001}, "kernel_timeout_ms"},
+        {{.kernel_timeout_ms = SP_SETTING_ZERO}, "kernel_timeout_ms"},
+        {{.orch_timeout_ms = (1ull << 32) + 1}, "orch_timeout_ms"},
+        {{.check = 2}, "check"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, &bad[i].s), SP_EINVAL, "%s", bad[i].field);
+        cr_assert(strstr(R.m.simpler_last_error(R.ctx), bad[i].field), "%s",
+                  R.m.simpler_last_error(R.ctx));
+    }
+    sp_settings good = {.pipeline_depth = 2, .kernel_timeout_ms = 604800000, .check = 1};
+    cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, &good), SP_OK, "%s",
+                 R.m.simpler_last_error(R.ctx));
 }

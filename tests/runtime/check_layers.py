@@ -49,6 +49,8 @@ RULES = [
     (DEVICE, r'\bgetenv\s*\(', "settings reach device code as data, never from the environment"),
     (DEVICE, r'\bsp_(device|kernel_binary)_[a-z_]+\b',
      "device code drives the chip (platform/chip.h), never the device runner"),
+    # -- the whole runtime --
+    (RUNTIME, r'\bgetenv\s*\(', "settings are data: the worker reads the environment once"),
     # -- the whole runtime: one way down (RA3): only sp_host_api reaches the
     # platform. Its rows go here, e.g.
     # (RUNTIME, r'#\s*include\s*"platform/(sim/|device\.h)', "..."),

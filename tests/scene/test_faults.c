@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "platform/sim/sim_testing.h"
 #include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
@@ -428,13 +429,23 @@ Test(faults, the_orchestration_timeout_comes_from_the_environment_too, .timeout 
 }
 
 /* A device side that never finishes (a scheduler caught in a bug, injected
- * with SIMPLER_SIM_FAULT_LAUNCH=stuck): the lane's bound ends the run, and
+ * with SP_SIM_LAUNCH_FAULT_STUCK): the lane's bound ends the run, and
  * close returns. The device stays busy for this process, so the good run
  * after it is on another device. */
 
+/* Launch faults are injected on the device itself (a test-only interface):
+ * the test opens the device id its worker uses (one device table per process,
+ * so the same chip) and sets the fault there; it stays until set back. */
+static void inject_launch_fault(int device_id, int mode)
+{
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(device_id, NULL, &dev), SP_OK);
+    cr_assert_eq(sp_sim_set_launch_fault(dev, mode), SP_OK);
+    sp_device_close(dev);
+}
+
 static void assert_a_fresh_device_runs(int runtime)
 {
-    unsetenv("SIMPLER_SIM_FAULT_LAUNCH");
     sp_worker_options opt = {.device_id = 1};
     open_with(runtime, &opt);
     assert_next_run_passes();
@@ -450,7 +461,7 @@ ParameterizedTestParameters(faults, a_stuck_run_past_its_run_timeout_is_stalled)
 ParameterizedTest(int *rt, faults, a_stuck_run_past_its_run_timeout_is_stalled, .timeout = 60)
 {
     open_on(*rt);
-    setenv("SIMPLER_SIM_FAULT_LAUNCH", "stuck", 1);
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_STUCK);
     sp_call_config cfg = {.run_timeout_us = 200000}; /* 200 ms */
     int rc = run_mode_cfg(0, &cfg);
     cr_assert_eq(rc, SP_ESTALL, "got %s: %s", sp_status_name(rc), sp_worker_last_error(w));
@@ -473,7 +484,7 @@ ParameterizedTest(int *rt, faults, close_returns_while_a_run_never_ends, .timeou
 {
     sp_worker_options opt = {.close_timeout_ms = 300};
     open_with(*rt, &opt);
-    setenv("SIMPLER_SIM_FAULT_LAUNCH", "stuck", 1);
+    inject_launch_fault(0, SP_SIM_LAUNCH_FAULT_STUCK);
     memset(y, 0, sizeof y);
     memset(&args, 0, sizeof args);
     int64_t n = 4;

@@ -17,11 +17,15 @@
 static pthread_mutex_t device_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_device *device_table[SIM_MAX_DEVICES];
 
-sp_geometry sp_geometry_default(void)
+sp_geometry sp_geometry_default(uint32_t devices)
 {
-    /* One cluster (three core threads) and one scheduler per two CPUs keeps
-     * the spinning threads from outnumbering the CPUs by much. */
+    /* The machine's CPUs are divided among the devices open at once, and
+     * each share sized as the whole machine once was: one cluster (three
+     * core threads) per two CPUs keeps the spinning threads from
+     * outnumbering the CPUs by much. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (devices > 1)
+        cpus /= devices;
     if (cpus < 1)
         cpus = 1;
     sp_geometry g = sp_geometry_a2a3();
@@ -76,9 +80,19 @@ static uint64_t parse_cpu_list(const char *s)
     return mask;
 }
 
-static sp_geometry geometry_resolve(const sp_device_options *opt)
+/* Devices in the table now; the caller holds its lock. */
+static uint32_t table_count_locked(void)
 {
-    sp_geometry def = sp_geometry_default();
+    uint32_t n = 0;
+    for (int i = 0; i < SIM_MAX_DEVICES; i++)
+        n += device_table[i] != NULL;
+    return n;
+}
+
+/* Fields the options leave 0 come from the default for `devices` open. */
+static sp_geometry geometry_resolve(const sp_device_options *opt, uint32_t devices)
+{
+    sp_geometry def = sp_geometry_default(devices);
     if (!opt)
         return def;
     sp_geometry g = opt->geometry;
@@ -124,7 +138,8 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
             SP_WARN("device %d: ignoring SIMPLER_SIM_MEMORY_MB='%s' (want 1..1048576)", device_id,
                     mem_mb);
     }
-    dev->geometry = geometry_resolve(opt);
+    /* Called under the table lock: the new device counts itself in. */
+    dev->geometry = geometry_resolve(opt, table_count_locked() + 1);
     int rc = sp_geometry_validate(&dev->geometry);
     if (rc) {
         SP_ERROR("device %d: invalid geometry (clusters=%u lanes=%u aicpu_threads=%u)", device_id,
@@ -206,10 +221,8 @@ uint32_t sp_device_core_count(const sp_device *dev)
 /* Devices open in this process now. */
 static uint32_t sim_open_devices(void)
 {
-    uint32_t n = 0;
     pthread_mutex_lock(&device_table_lock);
-    for (int i = 0; i < SIM_MAX_DEVICES; i++)
-        n += device_table[i] != NULL;
+    uint32_t n = table_count_locked();
     pthread_mutex_unlock(&device_table_lock);
     return n;
 }

@@ -11,6 +11,7 @@
 #include "common/fault.h"
 #include "common/log.h"
 #include "platform/sim/sim_chip.h"
+#include "platform/sim/sim_testing.h"
 #include "simpler/status.h"
 
 static int launch_noop(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
@@ -157,16 +158,16 @@ int sp_device_launch_recorded(sp_device *dev, sp_launch_fn fn, void *dev_ctx, ui
                  chip->aicpu_count);
         return SP_EINVAL;
     }
-    /* Fault injection, for the tests of launch acceptance and of a device
-     * left unusable: SIMPLER_SIM_FAULT_LAUNCH=before fails before anything
-     * starts, =halfway after part of the AICPU threads have started, =stuck
-     * starts a device side that never finishes. */
-    const char *fault = getenv("SIMPLER_SIM_FAULT_LAUNCH");
-    if (fault && strcmp(fault, "before") == 0) {
+    /* Fault injection (sim_testing.h), for the tests of launch acceptance
+     * and of a device left unusable. Relaxed: the test sets it before the
+     * launch it is about, on the launcher's thread or before a handoff that
+     * orders it. */
+    int fault = atomic_load_explicit(&dev->launch_fault, memory_order_relaxed);
+    if (fault == SP_SIM_LAUNCH_FAULT_BEFORE) {
         SP_ERROR("device %d: injected launch fault before start", dev->id);
         return SP_ELAUNCH;
     }
-    bool halfway = fault && strcmp(fault, "halfway") == 0;
+    bool halfway = fault == SP_SIM_LAUNCH_FAULT_HALFWAY;
     if (atomic_load_explicit(&chip->broken, memory_order_acquire)) {
         SP_ERROR("device %d: a core lost its thread and none could be started; re-create the "
                  "device",
@@ -189,7 +190,7 @@ int sp_device_launch_recorded(sp_device *dev, sp_launch_fn fn, void *dev_ctx, ui
                 dev->id, abandoned);
         chip->abandoned_warned = abandoned;
     }
-    if (fault && strcmp(fault, "stuck") == 0)
+    if (fault == SP_SIM_LAUNCH_FAULT_STUCK)
         fn = launch_stuck;
     if (halfway) {
         /* Start half of the threads on nothing, then report the failure.
@@ -313,4 +314,13 @@ uint32_t sp_device_abandoned_cores(const sp_device *dev)
     if (!dev || !dev->chip)
         return 0;
     return atomic_load_explicit(&dev->chip->abandoned, memory_order_relaxed);
+}
+
+int sp_sim_set_launch_fault(sp_device *dev, int mode)
+{
+    if (!dev || mode < SP_SIM_LAUNCH_FAULT_NONE || mode > SP_SIM_LAUNCH_FAULT_STUCK)
+        return SP_EINVAL;
+    /* Relaxed: see the load in sp_device_launch_recorded. */
+    atomic_store_explicit(&dev->launch_fault, mode, memory_order_relaxed);
+    return SP_OK;
 }

@@ -9,6 +9,7 @@
 #define SP_PLATFORM_SIM_DEVICE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "platform/device.h"
 
@@ -22,6 +23,7 @@ struct sp_device {
     sp_device_options options;
     struct sim_memory *mem;
     struct sim_chip *chip;
+    _Atomic int launch_fault; /* sp_sim_launch_fault (sim_testing.h): tests only */
 };
 
 /* memory.c */

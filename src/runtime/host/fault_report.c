@@ -2,10 +2,8 @@
 #include "runtime/host/fault_report.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "common/fault.h"
-#include "common/log.h"
 #include "simpler/status.h"
 
 const char *rt_device_prefix(const sp_host_api *api, char *buf, size_t len)
@@ -61,23 +59,6 @@ int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
     return SP_EKERNEL_FAULT;
 }
 
-/* A timeout setting in ms from the environment: digits only, 1..max_ms
- * (strtoull would take "-1" as 2^64 - 1, whose product wraps to a deadline
- * that has already passed); anything else is ignored with a warning. */
-static uint64_t env_timeout_ns(const char *name, uint64_t max_ms, uint64_t default_ns)
-{
-    const char *env = getenv(name);
-    if (!env || !*env)
-        return default_ns;
-    char *end;
-    unsigned long long ms = env[0] >= '0' && env[0] <= '9' ? strtoull(env, &end, 10) : 0;
-    if (ms > 0 && ms <= max_ms && !*end)
-        return ms * 1000000ull;
-    SP_WARN("ignoring %s='%s' (want 1..%llu ms); using %llu ms", name, env,
-            (unsigned long long)max_ms, (unsigned long long)(default_ns / 1000000ull));
-    return default_ns;
-}
-
 uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
 {
     /* Past the longest timeout a deadline (start + timeout) could overflow:
@@ -85,8 +66,7 @@ uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
     if (config_timeout_us)
         return config_timeout_us < SP_MAX_KERNEL_TIMEOUT_NS / 1000ull ? config_timeout_us * 1000ull
                                                                       : SP_MAX_KERNEL_TIMEOUT_NS;
-    return env_timeout_ns("SIMPLER_KERNEL_TIMEOUT_MS", SP_MAX_KERNEL_TIMEOUT_MS,
-                          SP_DEFAULT_KERNEL_TIMEOUT_NS);
+    return SP_DEFAULT_KERNEL_TIMEOUT_NS;
 }
 
 uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us)
@@ -94,5 +74,5 @@ uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us)
     if (config_orch_timeout_us)
         return config_orch_timeout_us > UINT64_MAX / 1000 ? UINT64_MAX
                                                           : config_orch_timeout_us * 1000;
-    return env_timeout_ns("SIMPLER_ORCH_TIMEOUT_MS", 1ull << 32, SP_DEFAULT_ORCH_TIMEOUT_NS);
+    return SP_DEFAULT_ORCH_TIMEOUT_NS;
 }

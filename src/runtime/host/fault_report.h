@@ -24,15 +24,14 @@ int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
  * platform cannot describe it): how a run's device-side failure names where
  * it happened, so two devices in one process are told apart. */
 const char *rt_device_prefix(const sp_host_api *api, char *buf, size_t len);
-/* The per-task timeout of a run: the config's timeout_us (clamped to
- * SP_MAX_KERNEL_TIMEOUT_NS), else SIMPLER_KERNEL_TIMEOUT_MS if it is a
- * number of ms in 1..SP_MAX_KERNEL_TIMEOUT_MS (anything else is ignored
- * with a warning), else 30 s. */
+/* The per-task timeout of a run: `config_timeout_us` (the config's, or the
+ * context's settings.kernel_timeout_ms folded in by rt_run_defaults)
+ * clamped to SP_MAX_KERNEL_TIMEOUT_NS, 0: 30 s. No environment: the worker
+ * reads it once (sp_settings_from_env). */
 #define SP_MAX_KERNEL_TIMEOUT_MS (7ull * 24 * 3600 * 1000) /* a week */
 #define SP_MAX_KERNEL_TIMEOUT_NS (SP_MAX_KERNEL_TIMEOUT_MS * 1000000ull)
 uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us);
-/* The orchestration's watchdog: the config's orch_timeout_us, else
- * SIMPLER_ORCH_TIMEOUT_MS (1 .. 2^32), else 300 s. */
+/* The orchestration's watchdog: `config_orch_timeout_us`, 0: 300 s. */
 uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us);
 
 #endif

@@ -45,8 +45,5 @@ bool sp_check_mode(const sp_call_config *config)
 {
     if (config->flags & SP_CALL_NO_CHECK)
         return false;
-    if (config->flags & SP_CALL_CHECK)
-        return true;
-    const char *env = getenv("SIMPLER_CHECK");
-    return env && *env && strcmp(env, "0") != 0;
+    return (config->flags & SP_CALL_CHECK) != 0;
 }

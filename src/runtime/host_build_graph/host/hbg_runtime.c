@@ -1,6 +1,7 @@
 /* host_build_graph, the run lifecycle: prepare runs the orchestration on the
  * host and uploads the whole graph as one image; launch boots the device
  * scheduler-only; finalize copies results back. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,8 @@
 #include "common/log.h"
 #include "common/wait.h"
 #include "runtime/device/orch_guard.h"
-#include "runtime/host/device_run.h"
 #include "runtime/host/fault_report.h"
+#include "runtime/host/host_run.h"
 #include "runtime/host/redzone.h"
 #include "runtime/host/staging.h"
 #include "runtime/host_build_graph/device/hbg_device.h"
@@ -22,57 +23,46 @@
 
 #define HBG_DEFAULT_HEAP (64ull << 20)
 
-struct sp_rt_run {
-    sp_device_run run;
-    sp_device *dev;
-    const sp_host_api *api;
-    sp_staging staging;
-    sp_arena arena;
+struct rt_run {
+    rt_host_run h; /* first: rt_run_finalize frees the run through it */
     uint32_t sched_threads;
     uint32_t task_count;
     uint64_t edge_count;
     uint64_t image_bytes;
     uint64_t build_ns, upload_ns;
-    sp_trace_dev trace; /* level 0: not traced; phase times are kept regardless */
-    bool check;         /* checking mode (red zones) */
-    const sp_loaded_callable *callable;
 };
-
-const char *sp_runtime_name(void)
-{
-    return "hbg";
-}
+_Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run through h");
 
 /* Run the orchestration and turn its graph into an uploaded image. */
-static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
+static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
 {
     const sp_loaded_callable *lc = p->callable;
     hbg_buffer bufs[SP_MAX_RUN_TENSORS];
-    for (uint32_t i = 0; i < r->staging.count; i++)
-        bufs[i] = (hbg_buffer){.dev = r->staging.t[i].dev,
-                               .bytes = r->staging.t[i].bytes,
-                               .host_map = r->staging.t[i].host_map};
+    for (uint32_t i = 0; i < r->h.staging.count; i++)
+        bufs[i] = (hbg_buffer){.dev = r->h.staging.t[i].dev,
+                               .bytes = r->h.staging.t[i].bytes,
+                               .host_map = r->h.staging.t[i].host_map};
     uint64_t heap = p->config.heap_bytes ? p->config.heap_bytes : HBG_DEFAULT_HEAP;
     sp_arena_request req = {.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
-    int rc = sp_host_arena_commit(p->api, &req, &r->arena);
+    int rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
     if (rc) {
         snprintf(p->err, p->err_len, "arena commit (heap %llu bytes): %s", (unsigned long long)heap,
                  sp_status_name(rc));
         return rc;
     }
-    rc = hbg_graph_init(g, p->api, lc, r->arena.heap, heap, bufs, r->staging.count, p->scratch);
+    rc = hbg_graph_init(g, p->api, lc, r->h.arena.heap, heap, bufs, r->h.staging.count, p->scratch);
     if (rc) {
         snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
         return rc;
     }
-    g->redzones = r->check;
+    g->redzones = p->check;
     hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
-    uint64_t(*ph)[2] = r->trace.phase_ns;
+    uint64_t(*ph)[2] = r->h.trace.phase_ns;
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
     /* The device holds the crash guard's handlers. */
-    uint64_t orch_timeout = sp_orch_timeout_ns(p->config.orch_timeout_us);
-    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->staging.device_args, orch_timeout,
-                                   NULL, NULL);
+    uint64_t orch_timeout = p->orch_timeout_ns;
+    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->h.staging.device_args,
+                                   orch_timeout, NULL, NULL);
     if (sig == SP_FAULT_INTERRUPT) {
         snprintf(p->err, p->err_len,
                  "orchestration '%s' of callable %u timed out: still running after %llu ms "
@@ -99,24 +89,24 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
         return rc;
     }
     req.image_bytes = l.total;
-    if ((rc = sp_host_arena_commit(p->api, &req, &r->arena)) != SP_OK) {
+    if ((rc = sp_host_arena_commit(p->api, &req, &r->h.arena)) != SP_OK) {
         snprintf(p->err, p->err_len, "image of %llu bytes (%u tasks) does not fit: %s",
                  (unsigned long long)l.total, g->task_count, sp_status_name(rc));
         return rc;
     }
-    uint64_t timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
-    rc = hbg_image_write(g, &l, r->arena.image, lc->kernel_table, lc->kernel_count, timeout_ns);
+    rc = hbg_image_write(g, &l, r->h.arena.image, lc->kernel_table, lc->kernel_count,
+                         p->kernel_timeout_ns);
     if (rc) {
         snprintf(p->err, p->err_len, "host staging of %llu bytes for the image: %s",
                  (unsigned long long)l.total, sp_status_name(rc));
         return rc;
     }
     void *image = hbg_image_of(g);
-    if ((rc = hbg_trace_prepare(&r->trace, p, g, r->sched_threads, image)) != SP_OK)
+    if ((rc = hbg_trace_prepare(&r->h.trace, p, g, r->sched_threads, image)) != SP_OK)
         return rc;
     uint64_t t0 = sp_now_ns();
     ph[SP_TRACE_PHASE_WIRE][1] = ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
-    rc = sp_host_copy_to_device(p->api, r->arena.image, image, l.total);
+    rc = sp_host_copy_to_device(p->api, r->h.arena.image, image, l.total);
     r->upload_ns = sp_now_ns() - t0;
     ph[SP_TRACE_PHASE_UPLOAD][1] = t0 + r->upload_ns;
     if (rc) {
@@ -130,7 +120,7 @@ static int build_and_upload(sp_rt_run *r, const sp_rt_prepare *p, hbg_graph *g)
     return SP_OK;
 }
 
-int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
+static int run_prepare(const rt_prepare *p, rt_run **out)
 {
     *out = NULL;
     const sp_geometry *geo = sp_device_geometry(p->dev);
@@ -153,23 +143,19 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
                  p->args->scalar_count);
         return SP_EARGCOUNT;
     }
-    sp_rt_run *r = calloc(1, sizeof *r);
+    rt_run *r = calloc(1, sizeof *r);
     if (!r)
         return SP_ENOMEM;
-    r->dev = p->dev;
-    r->run.dev = p->dev;
-    r->callable = p->callable;
-    r->api = p->api;
+    rt_host_run_init(&r->h, p);
     r->sched_threads = threads;
-    r->check = sp_check_mode(&p->config);
     uint64_t t0 = sp_now_ns();
-    int rc = sp_staging_stage(&r->staging, p->api, p->args, true, r->check, p->err, p->err_len);
+    int rc = sp_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;
     }
-    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
-    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
+    r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
+    r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
     hbg_graph g;
     /* Zeroed: build_and_upload can fail (arena commit) before graph init,
      * and hbg_graph_free below must then free nothing. */
@@ -179,11 +165,11 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         hbg_graph_give_back(&g);
     hbg_graph_free(&g);
     /* The orchestration is done with control tensors: drop the host-maps. */
-    sp_staging_unmap(&r->staging, p->api);
+    sp_staging_unmap(&r->h.staging, p->api);
     r->build_ns = sp_now_ns() - t0 - r->upload_ns;
     if (rc) {
-        sp_trace_dev_free(&r->trace, p->api);
-        sp_staging_release(&r->staging, p->api);
+        sp_trace_dev_free(&r->h.trace, p->api);
+        sp_staging_release(&r->h.staging, p->api);
         free(r);
         return rc;
     }
@@ -191,74 +177,71 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     return SP_OK;
 }
 
-int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
+static int run_launch(rt_run *r)
 {
-    return sp_device_run_launch(&r->run, hbg_device_main, (void *)(uintptr_t)r->arena.image,
-                                r->sched_threads, err, err_len);
+    return rt_host_run_launch(&r->h, hbg_device_main, (void *)(uintptr_t)r->h.arena.image,
+                              r->sched_threads);
 }
 
 /* The device side failed: a kernel fault is explained from the image's
  * report (the host knows the kernels' names); anything else by its name. */
-static int explain(sp_rt_run *r, int rc, char *err, size_t err_len)
+static int explain(rt_run *r, int rc)
 {
+    char *err = r->h.err;
+    size_t err_len = r->h.err_len;
     hbg_image h;
     if ((rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT) &&
-        sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
+        sp_host_copy_from_device(r->h.api, &h, r->h.arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.fault.claimed, memory_order_relaxed))
-        return sp_fault_report_format(r->api, &h.fault, r->callable, err, err_len);
+        return sp_fault_report_format(r->h.api, &h.fault, r->h.callable, err, err_len);
     if (rc == SP_EKERNEL_OVERRUN &&
-        sp_host_copy_from_device(r->api, &h, r->arena.image, sizeof h) == SP_OK &&
+        sp_host_copy_from_device(r->h.api, &h, r->h.arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.overrun.claimed, memory_order_relaxed))
-        return sp_overrun_format(r->api, &h.overrun, r->callable, err, err_len);
+        return sp_overrun_format(r->h.api, &h.overrun, r->h.callable, err, err_len);
     snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
     return rc;
 }
 
-int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
+static int run_poll(rt_run *r)
 {
-    int rc = sp_device_run_poll(&r->run);
+    int rc = rt_host_run_poll(&r->h);
     if (rc != SP_OK && rc != SP_RUN_NOT_READY)
-        rc = explain(r, rc, err, err_len);
+        rc = explain(r, rc);
     return rc;
 }
 
-int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len)
+static int run_wait(rt_run *r, uint64_t deadline_ns)
 {
-    int rc = sp_device_run_wait(&r->run, deadline_ns);
-    if (rc == SP_ETIMEOUT)
-        snprintf(err, err_len, "run did not complete before its deadline");
-    else if (rc)
-        rc = explain(r, rc, err, err_len);
+    int rc = rt_host_run_wait(&r->h, deadline_ns);
+    if (rc && rc != SP_ETIMEOUT)
+        rc = explain(r, rc);
     return rc;
 }
 
-int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len)
-{
-    int rc = SP_OK;
-    if (completed_ok)
-        rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
-    sp_staging_release(&r->staging, r->api);
-    sp_trace_dev_free(&r->trace, r->api);
-    free(r);
-    return rc;
-}
-
-void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
+static void run_stats(const rt_run *r, sp_run_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->tasks = r->task_count;
     out->edges = r->edge_count;
     out->build_ns = r->build_ns;
     out->upload_ns = r->upload_ns;
-    out->device_ns = r->run.device_ns;
+    out->device_ns = r->h.device_ns;
     out->image_bytes = r->image_bytes;
 }
 
-int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io)
+static int run_trace(rt_run *r, sp_run_trace *io)
 {
-    io->sched_threads = r->sched_threads;
-    io->clusters = sp_device_geometry(r->dev)->clusters;
-    io->launch_ns = r->run.launch_ns;
-    io->done_ns = r->run.launch_ns + r->run.device_ns;
-    return sp_trace_dev_read(&r->trace, r->api, io);
+    return rt_host_run_trace(&r->h, r->sched_threads, io);
 }
+
+const rt_ops hbg_runtime_ops = {
+    .name = "hbg",
+    .contract = rt_contract,
+    .prepare = run_prepare,
+    .launch = run_launch,
+    .poll = run_poll,
+    .wait = run_wait,
+    .finalize = rt_run_finalize,
+    .stats = run_stats,
+    .trace = run_trace,
+};

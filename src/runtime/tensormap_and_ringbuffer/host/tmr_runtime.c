@@ -4,17 +4,17 @@
  * callable's validation tables in shared memory, the heap ring in the heap
  * — and writes the control block; launch starts the orchestrator thread and
  * the scheduler threads together; completion reads the control block back. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/wait.h"
-#include "runtime/host/trace_read.h"
 #include "runtime/host/dev_callable_write.h"
-#include "runtime/host/device_run.h"
 #include "runtime/host/fault_report.h"
+#include "runtime/host/host_run.h"
 #include "runtime/host/redzone.h"
-#include "runtime/host/staging.h"
+#include "runtime/host/trace_read.h"
 #include "runtime/runtime.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
 #include "simpler/status.h"
@@ -22,32 +22,23 @@
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 #define TMR_MAP_ENTRIES_PER_SLOT 16u
 
-struct sp_rt_run {
-    sp_device_run run;
-    const sp_host_api *api;
-    sp_staging staging;
-    sp_arena arena;
+struct rt_run {
+    rt_host_run h; /* first: rt_run_finalize frees the run through it */
     uint32_t threads;
     uint64_t build_ns;
     tmr_ctl result; /* the control block read back after the run */
     int have_result;
-    sp_trace_dev trace; /* level 0: not traced */
-    const sp_loaded_callable *callable;
 };
+_Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run through h");
 
 #define TMR_DEFAULT_TRACE_RECORDS (1ull << 18)
-
-const char *sp_runtime_name(void)
-{
-    return "tmr";
-}
 
 typedef struct tmr_shm_layout {
     uint64_t slots_off, cells_off, map_off, map_bytes, callable_off, callable_bytes, total;
     uint32_t map_entries;
 } tmr_shm_layout;
 
-static int config_check(const sp_rt_prepare *p, uint32_t *window, uint64_t *heap, uint32_t *threads)
+static int config_check(const rt_prepare *p, uint32_t *window, uint64_t *heap, uint32_t *threads)
 {
     const sp_geometry *geo = sp_device_geometry(p->dev);
     *window = p->config.task_window ? p->config.task_window : TMR_DEFAULT_WINDOW;
@@ -100,7 +91,7 @@ static tmr_shm_layout layout_of(const sp_loaded_callable *lc, uint32_t window)
     return l;
 }
 
-int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
+static int run_prepare(const rt_prepare *p, rt_run **out)
 {
     *out = NULL;
     uint32_t window, threads;
@@ -112,16 +103,14 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     int rc = config_check(p, &window, &heap, &threads);
     if (rc)
         return rc;
-    sp_rt_run *r = calloc(1, sizeof *r);
+    rt_run *r = calloc(1, sizeof *r);
     if (!r)
         return SP_ENOMEM;
-    r->run.dev = p->dev;
-    r->api = p->api;
-    r->callable = p->callable;
+    rt_host_run_init(&r->h, p);
     r->threads = threads;
     uint64_t t0 = sp_now_ns();
-    bool check = sp_check_mode(&p->config);
-    rc = sp_staging_stage(&r->staging, p->api, p->args, false, check, p->err, p->err_len);
+    bool check = p->check;
+    rc = sp_staging_stage(&r->h.staging, p->api, p->args, false, check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;
@@ -129,7 +118,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     const sp_loaded_callable *lc = p->callable;
     tmr_shm_layout l = layout_of(lc, window);
     sp_arena_request req = {.heap_bytes = heap, .shm_bytes = l.total, .image_bytes = 0};
-    rc = sp_host_arena_commit(p->api, &req, &r->arena);
+    rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
     if (rc) {
         snprintf(p->err, p->err_len,
                  "arena commit (heap %llu, ring state %llu bytes for a %u-slot window): %s",
@@ -141,7 +130,7 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
         snprintf(p->err, p->err_len, "host scratch of %zu bytes", host_bytes);
         goto fail;
     }
-    uint64_t shm = r->arena.shm;
+    uint64_t shm = r->h.arena.shm;
     tmr_ctl *c = p->scratch->ptr;
     memset(c, 0, sizeof *c);
     c->magic = TMR_MAGIC;
@@ -155,25 +144,25 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     c->map_bytes = l.map_bytes;
     c->map_entries = l.map_entries;
     c->callable = (const rt_dev_callable *)(uintptr_t)(shm + l.callable_off);
-    c->heap_base = r->arena.heap;
+    c->heap_base = r->h.arena.heap;
     c->heap_bytes = heap;
     c->ktab = (const sp_kernel_fn *)(uintptr_t)lc->kernel_table;
     c->entry = lc->orch_entry;
     c->backstop_ns =
         p->config.timeout_us ? p->config.timeout_us * 1000ull : TMR_DEFAULT_BACKSTOP_NS;
-    c->kernel_timeout_ns = sp_kernel_timeout_ns(p->config.timeout_us);
-    c->orch_timeout_ns = sp_orch_timeout_ns(p->config.orch_timeout_us);
+    c->kernel_timeout_ns = p->kernel_timeout_ns;
+    c->orch_timeout_ns = p->orch_timeout_ns;
     c->redzones = check;
-    c->args = r->staging.device_args;
-    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
-    r->trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
+    c->args = r->h.staging.device_args;
+    r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
+    r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
     if (p->config.trace_level) {
         /* The task count is unknown before the run: a bounded buffer, full drops. */
         uint64_t n = p->config.trace_records ? p->config.trace_records : TMR_DEFAULT_TRACE_RECORDS;
-        if ((rc = sp_trace_dev_alloc(&r->trace, p->api, p->config.trace_level, n, n, lc, p->err,
+        if ((rc = sp_trace_dev_alloc(&r->h.trace, p->api, p->config.trace_level, n, n, lc, p->err,
                                      p->err_len)) != SP_OK)
             goto fail;
-        c->trace = sp_trace_dev_buf(&r->trace);
+        c->trace = sp_trace_dev_buf(&r->h.trace);
     }
     void *cc = (char *)p->scratch->ptr + sizeof(tmr_ctl);
     rt_dev_callable_write(lc, cc, shm + l.callable_off);
@@ -187,33 +176,35 @@ int sp_runtime_prepare(const sp_rt_prepare *p, sp_rt_run **out)
     *out = r;
     return SP_OK;
 fail:
-    sp_trace_dev_free(&r->trace, p->api);
-    sp_staging_release(&r->staging, p->api);
+    sp_trace_dev_free(&r->h.trace, p->api);
+    sp_staging_release(&r->h.staging, p->api);
     free(r);
     return rc;
 }
 
-int sp_runtime_launch(sp_rt_run *r, char *err, size_t err_len)
+static int run_launch(rt_run *r)
 {
     /* The scheduler threads and, last, the orchestrator thread. */
-    return sp_device_run_launch(&r->run, tmr_device_main, (void *)(uintptr_t)r->arena.shm,
-                                r->threads + 1, err, err_len);
+    return rt_host_run_launch(&r->h, tmr_device_main, (void *)(uintptr_t)r->h.arena.shm,
+                              r->threads + 1);
 }
 
 /* After the device side finished: read the control block back for the
  * status message and the figures. */
-static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
+static int collect(rt_run *r, int rc)
 {
+    char *err = r->h.err;
+    size_t err_len = r->h.err_len;
     if (!r->have_result &&
-        sp_host_copy_from_device(r->api, &r->result, r->arena.shm, sizeof r->result) == SP_OK)
+        sp_host_copy_from_device(r->h.api, &r->result, r->h.arena.shm, sizeof r->result) == SP_OK)
         r->have_result = 1;
     if (rc && r->have_result &&
         atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
         (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
-        rc = sp_fault_report_format(r->api, &r->result.fault, r->callable, err, err_len);
+        rc = sp_fault_report_format(r->h.api, &r->result.fault, r->h.callable, err, err_len);
     else if (rc == SP_EKERNEL_OVERRUN && r->have_result &&
              atomic_load_explicit(&r->result.overrun.claimed, memory_order_relaxed))
-        rc = sp_overrun_format(r->api, &r->result.overrun, r->callable, err, err_len);
+        rc = sp_overrun_format(r->h.api, &r->result.overrun, r->h.callable, err, err_len);
     else if (rc && r->have_result && r->result.message[0])
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)
@@ -221,59 +212,52 @@ static int collect(sp_rt_run *r, int rc, char *err, size_t err_len)
     return rc;
 }
 
-int sp_runtime_poll(sp_rt_run *r, char *err, size_t err_len)
+static int run_poll(rt_run *r)
 {
-    int rc = sp_device_run_poll(&r->run);
-    return rc == SP_RUN_NOT_READY ? rc : collect(r, rc, err, err_len);
+    int rc = rt_host_run_poll(&r->h);
+    return rc == SP_RUN_NOT_READY ? rc : collect(r, rc);
 }
 
-int sp_runtime_wait(sp_rt_run *r, uint64_t deadline_ns, char *err, size_t err_len)
+static int run_wait(rt_run *r, uint64_t deadline_ns)
 {
-    int rc = sp_device_run_wait(&r->run, deadline_ns);
-    if (rc == SP_ETIMEOUT) {
-        snprintf(err, err_len, "run did not complete before its deadline");
-        return rc;
-    }
-    return collect(r, rc, err, err_len);
+    int rc = rt_host_run_wait(&r->h, deadline_ns);
+    return rc == SP_ETIMEOUT ? rc : collect(r, rc);
 }
 
-int sp_runtime_finalize(sp_rt_run *r, int completed_ok, char *err, size_t err_len)
-{
-    int rc = SP_OK;
-    if (completed_ok)
-        rc = sp_staging_copy_back(&r->staging, r->api, err, err_len);
-    sp_staging_release(&r->staging, r->api);
-    sp_trace_dev_free(&r->trace, r->api);
-    free(r);
-    return rc;
-}
-
-void sp_runtime_stats(const sp_rt_run *r, sp_run_stats *out)
+static void run_stats(const rt_run *r, sp_run_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->build_ns = r->build_ns;
-    out->device_ns = r->run.device_ns;
+    out->device_ns = r->h.device_ns;
     if (!r->have_result)
         return;
     const tmr_ctl *c = &r->result;
     out->tasks = (uint64_t)atomic_load_explicit(&c->submitted, memory_order_relaxed);
     out->edges = c->edges;
-    if (c->orch_end_ns > r->run.launch_ns)
-        out->orch_ns = c->orch_end_ns - r->run.launch_ns;
+    if (c->orch_end_ns > r->h.launch_ns)
+        out->orch_ns = c->orch_end_ns - r->h.launch_ns;
     uint64_t first = atomic_load_explicit(&c->first_complete_ns, memory_order_relaxed);
-    if (first > r->run.launch_ns)
-        out->first_complete_ns = first - r->run.launch_ns;
+    if (first > r->h.launch_ns)
+        out->first_complete_ns = first - r->h.launch_ns;
 }
 
-int sp_runtime_trace(sp_rt_run *r, sp_run_trace *io)
+static int run_trace(rt_run *r, sp_run_trace *io)
 {
-    io->sched_threads = r->threads;
-    io->clusters = sp_device_geometry(r->run.dev)->clusters;
-    io->launch_ns = r->run.launch_ns;
-    io->done_ns = r->run.launch_ns + r->run.device_ns;
     if (r->have_result) {
         io->orch_begin_ns = r->result.orch_begin_ns;
         io->orch_end_ns = r->result.orch_end_ns;
     }
-    return sp_trace_dev_read(&r->trace, r->api, io);
+    return rt_host_run_trace(&r->h, r->threads, io);
 }
+
+const rt_ops tmr_runtime_ops = {
+    .name = "tmr",
+    .contract = rt_contract,
+    .prepare = run_prepare,
+    .launch = run_launch,
+    .poll = run_poll,
+    .wait = run_wait,
+    .finalize = rt_run_finalize,
+    .stats = run_stats,
+    .trace = run_trace,
+};

@@ -1,4 +1,4 @@
-/* The host API as a runtime's only way to the platform: the device
+/* Conformance: the host API as a runtime's only way to the platform: the device
  * description, kernel loading and the launch of the device side through
  * the table, a value bound outside a run (SP_HOST_API_NO_RUN) refused its
  * run storage, and the chip's geometry as data (sp_chip_geometry,
@@ -63,7 +63,7 @@ Test(host_api_device, describe_through_the_table)
     sp_host_api api = bind_run(dev, 0, 0);
     sp_device_info info;
     cr_assert_eq(sp_host_describe(&api, &info), SP_OK);
-    cr_expect_str_eq(info.platform, "sim");
+    cr_expect_str_eq(info.platform, SP_PLATFORM_NAME, "the backend this suite was built for");
     cr_expect_eq(info.device_id, 4);
     cr_expect_eq(info.geometry.clusters, 2);
     cr_expect_eq(info.geometry.aicpu_threads, 3);

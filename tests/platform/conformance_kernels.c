@@ -1,4 +1,4 @@
-/* Kernels load from bytes in memory (no temp files): a good binary gives a
+/* Conformance: kernels load from bytes in memory (no temp files): a good binary gives a
  * callable entry, a missing entry and a non-ELF blob give their own codes. */
 #include <criterion/criterion.h>
 #include <string.h>

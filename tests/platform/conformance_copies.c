@@ -1,4 +1,4 @@
-/* Copies between host and device memory and device memset: round trips,
+/* Conformance: copies between host and device memory and device memset: round trips,
  * and every range that is not inside one live allocation refused with
  * SP_EBOUNDS and a log line that names the addresses. Large copies into
  * never-written device memory take another path (the memfd is written, not

@@ -1,4 +1,4 @@
-/* The per-core handshake, driven the way a runtime drives it: a launched
+/* Conformance: the per-core handshake, driven the way a runtime drives it: a launched
  * scheduler function dispatches through chip.h and kernels write their
  * evidence into device memory. No dispatch may be lost or run twice, and
  * every core must run kernels as itself (id, type, cluster). */
@@ -216,7 +216,7 @@ static void run_report_test(sp_geometry g)
 
 Test(chip_handshake, every_core_reports_its_ctx_default_geometry, .timeout = 120)
 {
-    run_report_test(sp_geometry_default());
+    run_report_test(sp_geometry_default(1));
 }
 
 Test(chip_handshake, every_core_reports_its_ctx_a2a3, .timeout = 120)

@@ -1,4 +1,4 @@
-/* The sim host API (DESIGN.md §4.2): the static table, per-run binding to a
+/* Conformance: the host API (DESIGN.md §4.2): the static table, per-run binding to a
  * pipeline slot and an arena bank, and the per-run storage behind it —
  * retained temp buffers and arena banks that two bound runs never share,
  * reuse while a request fits, and roll back on a failed grow. */

@@ -1,4 +1,4 @@
-/* Launching device-side code: results, one launch at a time, poll and wait
+/* Conformance: launching device-side code: results, one launch at a time, poll and wait
  * with deadlines, relaunch, and a pool of AICPU threads reused across
  * launches. The launched functions here share a test structure in host
  * memory (a device-side structure, as far as the launch is concerned). */
