@@ -14,6 +14,7 @@
 #include "simpler/device_info.h"
 #include "simpler/export.h"
 #include "simpler/host_api.h"
+#include "simpler/log.h"
 #include "simpler/settings.h"
 #include "simpler/trace.h"
 #include "simpler/types.h"
@@ -91,11 +92,12 @@ typedef struct sp_storage_probe {
 #define SP_RUN_COMPLETE 0
 #define SP_RUN_NOT_READY 1
 
-typedef void (*sp_module_log_sink)(int level, const char *line, void *user);
+/* The module's log sink is the one sink type (simpler/log.h). */
+typedef sp_log_sink sp_module_log_sink;
 
 /* The symbols, as function types (the worker resolves each by name). */
 typedef const sp_pipeline_contract *(*simpler_get_pipeline_contract_fn)(void);
-typedef int (*simpler_bind_logging_fn)(int level, sp_module_log_sink sink, void *user);
+typedef int (*simpler_bind_logging_fn)(int level, sp_log_sink sink, void *user);
 typedef int (*simpler_create_device_context_fn)(void **ctx_out);
 typedef int (*simpler_destroy_device_context_fn)(void *ctx);
 /* Attach the context to device `device_id`. prewarm's clusters and

@@ -24,6 +24,9 @@ typedef struct sp_worker_options {
     /* The device's and the runtime's knobs (simpler/settings.h); fields
      * left 0 are filled from the environment, then default. */
     sp_settings settings;
+    /* Where sp_worker_open_runtime finds modules; NULL: the directory
+     * libsimpler.so was loaded from (where the build puts the modules). */
+    const char *module_dir;
 } sp_worker_options;
 
 #define SP_WORKER_CLOSE_TIMEOUT_MS 60000u
@@ -33,6 +36,17 @@ typedef struct sp_worker_options {
  * a device status, with the reason in `err`. */
 SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *opt, sp_worker **out,
                              char *err, size_t err_len);
+/* Open the module of `runtime` ("hbg", "tmr") on `platform` (NULL: "sim"),
+ * libsimpler_<runtime>_<platform>.so in the module directory (see
+ * module_dir), as sp_worker_open does. SP_EINVAL for a name outside
+ * [a-z0-9_], SP_EMODULE when no such module exists, with the path in err. */
+SP_EXPORT int sp_worker_open_runtime(const char *runtime, const char *platform,
+                                     const sp_worker_options *opt, sp_worker **out, char *err,
+                                     size_t err_len);
+/* What the worker's device is: platform, id, geometry, memory and what of
+ * it is committed (by every module on that device id), health. 0 or a
+ * status (message in last error). */
+SP_EXPORT int sp_worker_device_info(sp_worker *w, sp_device_info *out);
 /* Detach the device and unload the module. NULL is ignored. Always
  * returns: runs still queued execute first, for at most close_timeout_ms;
  * a run that is still running then (or whose device side never finished,

@@ -1,58 +1,22 @@
-/* `simpler smoke`: exercise the sim chip end to end and say what happened:
- * allocate device memory, copy in and out, host-map a buffer and check it
- * is coherent with the device view, load a kernel from bytes and run it on
- * every core through a launched scheduler. Exit 0 only if all checks hold. */
+/* `simpler smoke`: exercise a device end to end through the public API
+ * and say what happened: open a worker (which opens the device), pack and
+ * register a callable whose kernel marks the core it runs on, run it until
+ * every core of the device has reported its id and its type, and check
+ * each report against the geometry the device describes. Exit 0 only if
+ * all checks hold. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "common/paths.h"
-#include "platform/chip.h"
-#include "platform/device.h"
+#include "simpler/callable.h"
+#include "simpler/kernel.h"
 #include "simpler/status.h"
+#include "simpler/worker.h"
 
-typedef struct smoke_launch {
-    sp_kernel_fn fn;
-    const uint64_t *args; /* device memory */
-} smoke_launch;
-
-/* Device side: each scheduler thread dispatches to the cores it owns. */
-static int smoke_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
-{
-    const smoke_launch *l = dev_ctx;
-    uint32_t n = sp_chip_core_count(chip);
-    for (uint32_t core = ti; core < n; core += tn) {
-        sp_chip_payload p = {.fn = l->fn, .args = l->args, .task_id = core, .block_num = 1};
-        sp_chip_dispatch(chip, core, &p);
-    }
-    for (uint32_t core = ti; core < n; core += tn)
-        while (!sp_chip_core_idle(chip, core)) {
-            uint32_t snap = sp_chip_event_snapshot(chip);
-            if (!sp_chip_core_idle(chip, core))
-                sp_chip_event_wait(chip, snap, 0);
-        }
-    return 0;
-}
-
-static void *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *p = n > 0 ? malloc((size_t)n) : NULL;
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return p;
-}
+#define SMOKE_MAX_RUNS 20 /* runs until every core has reported */
+#define SMOKE_TASKS_PER_CORE 4
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -64,120 +28,123 @@ static void *read_file(const char *path, size_t *size)
         }                                                                                          \
     } while (0)
 
+/* The kind of core `c` (numbering in simpler/device_info.h). */
+static uint32_t core_type(const sp_geometry *g, uint32_t c)
+{
+    if (c < g->clusters || g->lanes < 2)
+        return g->lane_type[0];
+    return g->lane_type[1 + (c - g->clusters) % (g->lanes - 1)];
+}
+
 int cli_smoke(int argc, char **argv)
 {
-    sp_device_options opt = {0};
+    const char *runtime = "hbg";
+    sp_worker_options wo = {0};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--a2a3") == 0)
-            opt.geometry = sp_geometry_a2a3();
-        else {
-            fprintf(stderr, "simpler smoke: unknown option '%s' (known: --a2a3)\n", argv[i]);
+        if (strcmp(argv[i], "--a2a3") == 0) {
+            wo.prewarm.clusters = 24;
+            wo.prewarm.sched_threads = 3;
+        } else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc) {
+            runtime = argv[++i];
+        } else {
+            fprintf(stderr, "simpler smoke: unknown option '%s' (known: --a2a3, --runtime NAME)\n",
+                    argv[i]);
             return 2;
         }
     }
     int failed = 0, rc;
-    sp_device *dev = NULL;
-    uint64_t buf = 0, slots = 0, argv_dev = 0, launch_dev = 0;
-    void *map = NULL, *kbytes = NULL;
+    sp_worker *w = NULL;
+    void *blob = NULL;
     uint32_t *marks = NULL;
-    sp_kernel_binary *kb = NULL;
+    uint8_t *seen = NULL;
+    char err[640] = "";
 
-    rc = sp_device_open(0, &opt, &dev);
-    CHECK(rc == 0, "open device 0: %s", sp_status_name(rc));
-    const sp_geometry *g = sp_device_geometry(dev);
-    uint32_t cores = sp_device_core_count(dev);
-    printf("device 0: sim, %u clusters (%u cores), %u AICPU threads, %llu MiB device "
-           "memory\n",
-           g->clusters, cores, g->aicpu_threads,
-           (unsigned long long)(sp_device_memory_bytes(dev) >> 20));
+    rc = sp_worker_open_runtime(runtime, NULL, &wo, &w, err, sizeof err);
+    CHECK(rc == SP_OK, "open the '%s' module on device 0: %s: %s", runtime, sp_status_name(rc),
+          err);
+    sp_device_info d;
+    rc = sp_worker_device_info(w, &d);
+    CHECK(rc == SP_OK, "describe device 0: %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    const sp_geometry *g = &d.geometry;
+    printf("device %d: %s, %u clusters (%u cores), %u AICPU threads, %llu MiB device memory\n",
+           d.device_id, d.platform, g->clusters, d.core_count, g->aicpu_threads,
+           (unsigned long long)(d.memory_bytes >> 20));
+    CHECK(d.core_count >= 1 && d.core_count <= (1u << 14), "the device reports %u cores",
+          d.core_count);
 
-    /* Memory: allocate, copy in, copy out. */
-    enum { N = 4096 };
-    uint32_t host[N], back[N];
-    for (int i = 0; i < N; i++)
-        host[i] = (uint32_t)i * 2654435761u;
-    rc = sp_device_malloc(dev, sizeof host, &buf);
-    CHECK(rc == 0, "malloc: %s", sp_status_name(rc));
-    rc = sp_device_copy_to(dev, buf, host, sizeof host);
-    CHECK(rc == 0, "copy to device: %s", sp_status_name(rc));
-    rc = sp_device_copy_from(dev, back, buf, sizeof back);
-    CHECK(rc == 0 && memcmp(host, back, sizeof host) == 0, "copy round trip differs");
-    printf("memory: allocated %zu bytes at device 0x%llx, copied in and out: identical\n",
-           sizeof host, (unsigned long long)buf);
-
-    /* Host-map: a second view of the same pages at another address. */
-    map = sp_device_host_map(dev, buf, sizeof host);
-    CHECK(map != NULL, "host-map returned NULL");
-    CHECK((uint64_t)(uintptr_t)map != buf, "host-map address equals the device address");
-    ((uint32_t *)map)[7] = 0xfeedbeef;
-    rc = sp_device_copy_from(dev, back, buf, sizeof back);
-    CHECK(rc == 0 && back[7] == 0xfeedbeef, "write through the host-map not seen by the device");
-    printf("host-map: device 0x%llx is host %p; a write through it is visible on the device\n",
-           (unsigned long long)buf, map);
-    sp_device_host_unmap(dev, buf);
-    map = NULL;
-
-    /* A kernel from bytes, on every core. */
-    char path[4096];
-    CHECK(sp_path_beside_exe(path, sizeof path, "../lib/sp_smoke_kernel.so") == 0,
+    /* The callable: the smoke orchestration and kernel, built beside this
+     * command (src/cli/CMakeLists.txt), packed here. */
+    char kpath[4096], opath[4096];
+    CHECK(sp_path_beside_exe(kpath, sizeof kpath, "../lib/sp_smoke_kernel.so") == 0 &&
+              sp_path_beside_exe(opath, sizeof opath, "../lib/sp_smoke_orch.so") == 0,
           "cannot find the simpler executable");
-    size_t ksize;
-    kbytes = read_file(path, &ksize);
-    CHECK(kbytes != NULL, "cannot read %s", path);
-    rc = sp_kernel_binary_load(dev, kbytes, ksize, "smoke_mark", &kb);
-    CHECK(rc == 0, "kernel load: %s", sp_status_name(rc));
-    printf("kernel: loaded 'smoke_mark' from %zu bytes in memory (no temp file)\n", ksize);
+    sp_callable_kernel_spec ks[2] = {
+        {.func_id = 0, .core_type = SP_CORE_AIC, .path = kpath, .entry = "smoke_mark"},
+        {.func_id = 1, .core_type = SP_CORE_AIV, .path = kpath, .entry = "smoke_mark"},
+    };
+    sp_callable_spec spec = {.orch_path = opath,
+                             .orch_entry = "smoke_orch",
+                             .orch_config = "smoke_config",
+                             .kernels = ks,
+                             .kernel_count = 2};
+    size_t size = 0;
+    rc = sp_callable_build(&spec, &blob, &size, err, sizeof err);
+    CHECK(rc == SP_OK, "pack the smoke callable: %s: %s", sp_status_name(rc), err);
+    rc = sp_worker_register_callable(w, 0, blob, size);
+    CHECK(rc == SP_OK, "register the smoke callable: %s: %s", sp_status_name(rc),
+          sp_worker_last_error(w));
+    printf("callable: orchestration 'smoke_orch' and kernel 'smoke_mark' packed into %zu bytes "
+           "and registered (%s runtime)\n",
+           size, runtime);
 
-    rc = sp_device_malloc(dev, cores * sizeof(uint32_t), &slots);
-    CHECK(rc == 0, "malloc slots: %s", sp_status_name(rc));
-    sp_device_memset(dev, slots, 0, cores * sizeof(uint32_t));
-    uint64_t kargs[1] = {slots};
-    rc = sp_device_malloc(dev, sizeof kargs, &argv_dev);
-    CHECK(rc == 0, "malloc args");
-    sp_device_copy_to(dev, argv_dev, kargs, sizeof kargs);
-    smoke_launch l = {.fn = sp_kernel_binary_entry(kb), .args = (const uint64_t *)argv_dev};
-    rc = sp_device_malloc(dev, sizeof l, &launch_dev);
-    CHECK(rc == 0, "malloc launch block");
-    sp_device_copy_to(dev, launch_dev, &l, sizeof l);
-    rc = sp_device_launch(dev, smoke_main, (void *)(uintptr_t)launch_dev, g->aicpu_threads);
-    CHECK(rc == 0, "launch: %s", sp_status_name(rc));
-    rc = sp_device_wait(dev, 0);
-    CHECK(rc == 0, "launch result: %s", sp_status_name(rc));
+    uint32_t cores = d.core_count, aic_cores = 0;
+    for (uint32_t c = 0; c < cores; c++)
+        aic_cores += core_type(g, c) == SP_CORE_AIC;
     marks = calloc(cores, sizeof *marks);
-    CHECK(marks != NULL, "%s: no host memory for %u cores' marks", sp_status_name(SP_ENOMEM),
+    seen = calloc(cores, 1);
+    CHECK(marks && seen, "%s: no host memory for %u cores' marks", sp_status_name(SP_ENOMEM),
           cores);
-    sp_device_copy_from(dev, marks, slots, cores * sizeof(uint32_t));
-    uint32_t aic = 0, aiv = 0;
-    for (uint32_t c = 0; c < cores; c++) {
-        uint32_t type = c < g->clusters ? SP_CORE_AIC : SP_CORE_AIV;
-        CHECK(marks[c] == ((c + 1) | (type << 16)), "core %u did not run the kernel (slot %#x)", c,
-              marks[c]);
-        if (type == SP_CORE_AIC)
-            aic++;
-        else
-            aiv++;
+    uint32_t reached = 0;
+    int runs = 0;
+    uint64_t tasks = 0;
+    while (reached < cores && runs < SMOKE_MAX_RUNS) {
+        memset(marks, 0, cores * sizeof *marks);
+        sp_args a;
+        memset(&a, 0, sizeof a);
+        const int64_t shape = cores;
+        sp_tensor_init(&a.tensors[0], (uint64_t)(uintptr_t)marks, SP_DTYPE_U32, 1, &shape);
+        a.dirs[0] = SP_INOUT;
+        a.tensor_count = 1;
+        a.scalars[0] = (uint64_t)aic_cores * SMOKE_TASKS_PER_CORE;
+        a.scalars[1] = (uint64_t)(cores - aic_cores) * SMOKE_TASKS_PER_CORE;
+        a.scalar_count = 2;
+        sp_run_stats st;
+        rc = sp_worker_run(w, 0, &a, NULL, &st);
+        CHECK(rc == SP_OK, "run %d: %s: %s", runs + 1, sp_status_name(rc), sp_worker_last_error(w));
+        runs++;
+        tasks += st.tasks;
+        for (uint32_t c = 0; c < cores; c++) {
+            if (!marks[c])
+                continue;
+            uint32_t type = core_type(g, c);
+            CHECK((marks[c] & 0xffffu) == c + 1 && ((marks[c] >> 16) & 0xffu) == type,
+                  "core %u reported %#x: want id %u and type %u", c, marks[c], c + 1, type);
+            CHECK(!(marks[c] >> 31), "core %u (type %u) ran a task submitted for the other type", c,
+                  type);
+            if (!seen[c]++)
+                reached++;
+        }
     }
-    printf("launch: %u AICPU thread(s) dispatched the kernel to all %u cores (%u AIC, %u "
-           "AIV); each reported its id and type\n",
-           g->aicpu_threads, cores, aic, aiv);
+    CHECK(reached == cores, "after %d runs only %u of %u cores ran the kernel", runs, reached,
+          cores);
+    printf("run: %d run(s), %llu tasks; the kernel ran on all %u cores (%u AIC, %u AIV), each "
+           "reporting its id and type; the marks came back from device memory\n",
+           runs, (unsigned long long)tasks, cores, aic_cores, cores - aic_cores);
     printf("smoke: PASS\n");
 out:
+    free(seen);
     free(marks);
-    free(kbytes);
-    if (kb)
-        sp_kernel_binary_unload(kb);
-    if (dev) {
-        if (map)
-            sp_device_host_unmap(dev, buf);
-        if (buf)
-            sp_device_free(dev, buf);
-        if (slots)
-            sp_device_free(dev, slots);
-        if (argv_dev)
-            sp_device_free(dev, argv_dev);
-        if (launch_dev)
-            sp_device_free(dev, launch_dev);
-        sp_device_close(dev);
-    }
+    free(blob);
+    sp_worker_close(w);
     return failed;
 }

@@ -1,16 +1,14 @@
 /* Leveled logging. The threshold and sink are process configuration, not
- * run state: set once at start-up (or by a test), read on every call. */
+ * run state: set once at start-up (by the worker from its settings, or by
+ * a test), read on every call. */
 #include "common/log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define SP_LOG_UNSET (-1)
-
-static _Atomic int log_level = SP_LOG_UNSET;
+static _Atomic int log_level = SP_LOG_WARN;
 static _Atomic(sp_log_sink) log_sink;
 static _Atomic(void *) log_sink_user;
 
@@ -27,16 +25,9 @@ int sp_log_parse_level(const char *name)
 
 int sp_log_level(void)
 {
-    /* Relaxed is enough: the level is an independent word; a racing first
-     * read just parses the environment twice and stores the same value. */
-    int lvl = atomic_load_explicit(&log_level, memory_order_relaxed);
-    if (lvl != SP_LOG_UNSET)
-        return lvl;
-    lvl = sp_log_parse_level(getenv("SIMPLER_LOG"));
-    if (lvl < 0)
-        lvl = SP_LOG_WARN;
-    atomic_store_explicit(&log_level, lvl, memory_order_relaxed);
-    return lvl;
+    /* Relaxed is enough: the level is an independent word, and a line
+     * logged just before or after a change of it may go either way. */
+    return atomic_load_explicit(&log_level, memory_order_relaxed);
 }
 
 void sp_log_set_level(int level)

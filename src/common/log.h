@@ -1,11 +1,10 @@
-/* Leveled logging to stderr (or a sink a host installs). The level comes
- * from SIMPLER_LOG=debug|info|warn|error|off, read once; default warn. */
+/* Leveled logging to stderr (or a sink a host installs). The threshold
+ * defaults to warn; the worker sets it from its settings (SIMPLER_LOG is
+ * read there, with the other settings, never here). */
 #ifndef SP_COMMON_LOG_H
 #define SP_COMMON_LOG_H
 
-enum { SP_LOG_DEBUG = 0, SP_LOG_INFO = 1, SP_LOG_WARN = 2, SP_LOG_ERROR = 3, SP_LOG_OFF = 4 };
-
-typedef void (*sp_log_sink)(int level, const char *line, void *user);
+#include "simpler/log.h" /* the levels and sp_log_sink */
 
 /* Current threshold: messages below it are dropped. */
 int sp_log_level(void);

@@ -1,15 +1,14 @@
 /* The worker: one loaded module, one device context, and the lane that runs
  * what is submitted (lane.c). A synchronous run is a submit followed by a
  * wait. Module logging is bound to this process's logger so module lines
- * look like ours and follow SIMPLER_LOG. */
-#include <errno.h>
+ * look like ours and follow the settings' log level. */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "callable/callable_internal.h"
 #include "common/log.h"
 #include "simpler/status.h"
 #include "worker/worker_internal.h"
@@ -64,14 +63,29 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
         return SP_EINVAL;
     }
     *out = NULL;
+    /* The settings first: the caller's, the environment for what they
+     * leave 0 (read here, once), checked before anything is loaded. */
+    sp_worker_options o = {0};
+    if (opt)
+        o = *opt;
+    int rc = wk_settings_check(&o.settings, err, err_len);
+    if (rc)
+        return rc;
+    sp_settings_from_env(&o.settings);
+    /* The log threshold is the process's: the last worker opened with a
+     * level sets it; one opened without leaves it as it is. */
+    if (o.settings.log_level)
+        sp_log_set_level(o.settings.log_level - 1);
     sp_worker *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(err, err_len, "no host memory for the worker");
         return SP_ENOMEM;
     }
     pthread_mutex_init(&w->submit_lock, NULL);
-    w->close_timeout_ns = SP_WORKER_CLOSE_TIMEOUT_MS * 1000000ull; /* until the options are read */
-    int rc = sp_module_open(module_path, &w->m, err, err_len);
+    w->settings = o.settings;
+    w->close_timeout_ns =
+        (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
+    rc = sp_module_open(module_path, &w->m, err, err_len);
     if (rc) {
         pthread_mutex_destroy(&w->submit_lock);
         free(w);
@@ -79,6 +93,10 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     }
     w->m.simpler_bind_logging(sp_log_level(), module_log, NULL);
     lane_shape(w, w->m.simpler_get_pipeline_contract());
+    /* pipeline_depth 1: one run in flight at a time (the serial lane),
+     * whatever the module allows. */
+    if (w->settings.pipeline_depth && w->settings.pipeline_depth < w->depth)
+        w->depth = w->settings.pipeline_depth;
     size_t align = 64;
     if ((rc = w->m.simpler_run_storage_size(&w->run_size, &align)) != SP_OK ||
         (rc = w->m.simpler_create_device_context(&w->ctx)) != SP_OK) {
@@ -99,12 +117,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
         }
         memset(w->lease[s].run, 0, bytes);
     }
-    sp_worker_options o = {0};
-    if (opt)
-        o = *opt;
-    w->close_timeout_ns =
-        (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
-    rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm, &o.settings);
+    rc = w->m.simpler_init(w->ctx, o.device_id, &o.prewarm, &w->settings);
     if (rc) {
         snprintf(err, err_len, "%s", w->m.simpler_last_error(w->ctx));
         sp_worker_close(w);
@@ -176,28 +189,15 @@ SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const 
 {
     if (!w || !path)
         return SP_EINVAL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return worker_fail(w, SP_ESYS, "cannot open callable '%s': %s", path, strerror(errno));
-    /* A directory opens too, and its "size" (LONG_MAX) must not reach malloc. */
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return worker_fail(w, SP_ESYS, "callable '%s' is not a regular file", path);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *blob = size > 0 ? malloc((size_t)size) : NULL;
-    int rc = SP_OK;
-    if (size > 0 && !blob)
-        rc = worker_fail(w, SP_ENOMEM, "no host memory to read the %ld-byte callable '%s'", size,
-                         path);
-    else if (!blob || fread(blob, 1, (size_t)size, f) != (size_t)size)
-        rc = worker_fail(w, SP_ESYS, "cannot read callable '%s'", path);
-    fclose(f);
+    void *blob = NULL;
+    size_t size = 0;
+    /* The tree's one whole-file reader (src/callable/read_file.c). */
+    int rc =
+        callable_read_file(path, "callable", &blob, &size, w->last_error, sizeof w->last_error);
+    if (rc == SP_OK && size == 0)
+        rc = worker_fail(w, SP_ESYS, "cannot read callable '%s': the file is empty", path);
     if (rc == SP_OK)
-        rc = sp_worker_register_callable(w, id, blob, (size_t)size);
+        rc = sp_worker_register_callable(w, id, blob, size);
     free(blob);
     return rc;
 }
@@ -220,6 +220,15 @@ SP_EXPORT int sp_worker_run(sp_worker *w, uint32_t id, const sp_args *args,
     if (rc)
         return rc;
     return sp_worker_wait(w, &h, stats);
+}
+
+SP_EXPORT int sp_worker_device_info(sp_worker *w, sp_device_info *out)
+{
+    if (!w || !out)
+        return SP_EINVAL;
+    memset(out, 0, sizeof *out);
+    int rc = w->m.simpler_device_info(w->ctx, out);
+    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
 }
 
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w)

@@ -57,9 +57,17 @@ struct sp_worker {
     uint64_t close_timeout_ns;   /* how long close waits for the lane */
     struct sp_worker *next_kept; /* the list of workers close abandoned (worker.c) */
 
+    /* The caller's settings, filled from the environment once at open
+     * (settings.c): this worker's own, whatever another worker was given. */
+    sp_settings settings;
+
     char last_error[640];
     sp_run_trace trace; /* the last waited run's trace (sp_worker_last_trace) */
 };
+
+/* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
+ * its range (the ranges of the environment variables). */
+int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
 
 /* Start / stop the lane thread that launches queued runs in order. */
 int sp_lane_start(sp_worker *w);

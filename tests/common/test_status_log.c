@@ -59,15 +59,5 @@ Test(log, levels_filter_and_sink_captures)
     sp_log_set_sink(NULL, NULL);
 }
 
-/* Each Criterion test runs in its own process, so the level is read fresh. */
-Test(log, level_comes_from_environment)
-{
-    setenv("SIMPLER_LOG", "debug", 1);
-    cr_assert_eq(sp_log_level(), SP_LOG_DEBUG);
-}
-
-Test(log, unknown_environment_level_defaults_to_warn)
-{
-    setenv("SIMPLER_LOG", "chatty", 1);
-    cr_assert_eq(sp_log_level(), SP_LOG_WARN);
-}
+/* The level from SIMPLER_LOG: the worker reads it with the other settings
+ * (tests/worker/test_settings.c); log.c reads no environment. */

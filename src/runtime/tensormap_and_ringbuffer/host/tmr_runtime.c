@@ -14,6 +14,7 @@
 #include "runtime/host/fault_report.h"
 #include "runtime/host/host_run.h"
 #include "runtime/host/redzone.h"
+#include "runtime/host/staging.h"
 #include "runtime/host/trace_read.h"
 #include "runtime/runtime.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
