@@ -8,7 +8,7 @@
 # platform/device.h, a runtime's host/ folder) does not compile.
 
 # Headers of include/simpler/ the device side may see.
-set(SIMPLER_DEVICE_PUBLIC_HEADERS types tensor kernel orchestration status trace export
+set(SIMPLER_DEVICE_PUBLIC_HEADERS types tensor kernel orchestration status trace export log
     device_info host_api)
 
 set(SIMPLER_DEVICE_INCLUDE_ROOT ${CMAKE_BINARY_DIR}/include-device CACHE INTERNAL

@@ -32,7 +32,7 @@ DEVICE = [
 RUNTIME = ["src/runtime/**/*.[ch]"]  # for the host-side rows
 
 # The public headers device code may include (and those they include).
-DEVICE_PUBLIC = "types|tensor|kernel|orchestration|status|trace|export|device_info|host_api"
+DEVICE_PUBLIC = "types|tensor|kernel|orchestration|status|trace|export|log|device_info|host_api"
 
 RULES = [
     # -- device side (runtime/device, <runtime>/device) --
