@@ -1,9 +1,11 @@
 /* One platform instance per process: the hbg and tmr runtime modules and
  * the process itself link one libsimpler_platform_sim.so, so a device id is
  * one chip to all of them (memory allocated through one module is the
- * device's, seen and freed through the other), and the log has one sink. */
+ * device's, seen and freed through the other), the log has one sink and
+ * the crash guard one set of signal handlers. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <string.h>
 
 #include "memory_test_support.h"
@@ -93,5 +95,30 @@ Test(one_table, modules_log_to_the_process_sink)
     cr_assert_neq(hbg.free_(hbg.ctx, 0x1234), SP_OK);
     cr_expect_geq(captured_errors, 1, "the module's platform logged to this process's sink");
     cr_expect(strstr(captured_all, "device 10"), "log: %s", captured_all);
+    module_close(&hbg);
+}
+
+static void *segv_handler(void)
+{
+    struct sigaction sa;
+    cr_assert_eq(sigaction(SIGSEGV, NULL, &sa), 0);
+    return (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+}
+
+Test(one_table, the_crash_guard_is_installed_once)
+{
+    /* Each module's device installs the guard when its chip starts; with
+     * one platform instance the second finds it installed (a copy per
+     * module would stack its own handler over the first). */
+    module hbg = module_open(SP_MODULE_DIR "/libsimpler_hbg_sim.so", 11);
+    void *first = segv_handler();
+    cr_assert_neq(first, (void *)SIG_DFL, "the guard is installed while a device is open");
+    module tmr = module_open(SP_MODULE_DIR "/libsimpler_tmr_sim.so", 12);
+    cr_expect_eq(segv_handler(), first, "the tmr module's device uses the same guard");
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(13, NULL, &dev), SP_OK);
+    cr_expect_eq(segv_handler(), first, "and so does this process's own device");
+    sp_device_close(dev);
+    module_close(&tmr);
     module_close(&hbg);
 }

@@ -27,32 +27,35 @@ static void core_identity(sim_core *core, uint32_t id, const sp_geometry *g)
 
 #define SIM_SPIN_NS 2000
 
-/* An unsigned setting from the environment: `fallback` when unset, and
- * when malformed or outside [lo, hi] (with a warning naming it). */
-static uint32_t env_u32(const sp_device *dev, const char *name, uint32_t lo, uint32_t hi,
-                        uint32_t fallback)
-{
-    const char *env = getenv(name);
-    if (!env || !*env)
-        return fallback;
-    char *end;
-    unsigned long v = strtoul(env, &end, 10);
-    if (*end == 0 && v >= lo && v <= hi)
-        return (uint32_t)v;
-    SP_WARN("device %d: ignoring %s='%s' (want %u..%u)", dev->id, name, env, lo, hi);
-    return fallback;
-}
-
-/* Payloads a core holds: the option, else SIMPLER_SIM_CORE_QUEUE=N, else
- * the default. Four keeps a core busy through a scheduler's trip off the
- * CPU while leaving little work stranded behind a long kernel. */
+/* Payloads a core holds: settings.sim.core_queue, else the default. Four
+ * keeps a core busy through a scheduler's trip off the CPU while leaving
+ * little work stranded behind a long kernel. */
 #define SIM_QUEUE_DEFAULT 4
 static uint32_t core_queue_depth(const sp_device *dev)
 {
     uint32_t d = dev->options.settings.sim.core_queue;
     if (d >= 1 && d <= SIM_QUEUE_MAX)
         return d;
-    return env_u32(dev, "SIMPLER_SIM_CORE_QUEUE", 1, SIM_QUEUE_MAX, SIM_QUEUE_DEFAULT);
+    if (d)
+        SP_WARN("device %d: ignoring core_queue %u (want 1..%u); using %u", dev->id, d,
+                SIM_QUEUE_MAX, SIM_QUEUE_DEFAULT);
+    return SIM_QUEUE_DEFAULT;
+}
+
+/* A wait rung in ns from a setting: 0 the default, SP_SETTING_ZERO none,
+ * else at most a second (with a warning naming it otherwise). */
+#define SIM_RUNG_MAX_NS 1000000000ull
+static uint64_t wait_rung_ns(const sp_device *dev, const char *name, uint64_t v, uint64_t fallback)
+{
+    if (v == 0)
+        return fallback;
+    if (v == SP_SETTING_ZERO)
+        return 0;
+    if (v <= SIM_RUNG_MAX_NS)
+        return v;
+    SP_WARN("device %d: ignoring %s %llu (want 0..%llu ns); using %llu", dev->id, name,
+            (unsigned long long)v, SIM_RUNG_MAX_NS, (unsigned long long)fallback);
+    return fallback;
 }
 
 static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
@@ -188,8 +191,8 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     }
 
     /* Chip threads spin only while the awake ones fit on the CPUs, and
-     * count themselves out while parked (SIMPLER_SIM_SPIN_NS and
-     * SIMPLER_SIM_YIELD_NS override the rungs, for experiments). */
+     * count themselves out while parked (settings.sim.spin_ns and yield_ns
+     * override the rungs, for experiments). */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (dev->options.settings.sim.cpus)
         cpus = __builtin_popcountll(dev->options.settings.sim.cpus);
@@ -198,9 +201,10 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
      * under a microsecond, and a spinner whose partner lost its CPU to
      * another process burns the whole rung at every handoff (chain 10^5 on
      * a loaded 2-CPU VM: ~48 us/task with 20 us of spin, ~10 with 2 us). */
-    chip->view.wait.spin_ns = env_u32(dev, "SIMPLER_SIM_SPIN_NS", 0, 1000000000u, SIM_SPIN_NS);
+    const sp_sim_settings *sim = &dev->options.settings.sim;
+    chip->view.wait.spin_ns = (uint32_t)wait_rung_ns(dev, "spin_ns", sim->spin_ns, SIM_SPIN_NS);
     chip->view.wait.yield_ns =
-        env_u32(dev, "SIMPLER_SIM_YIELD_NS", 0, 1000000000u, sp_wait_default.yield_ns);
+        (uint32_t)wait_rung_ns(dev, "yield_ns", sim->yield_ns, sp_wait_default.yield_ns);
     chip->view.wait.awake = &chip->view.awake;
     chip->view.wait.counted = true;
     chip->view.wait.cpus = (uint32_t)cpus;

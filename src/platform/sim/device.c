@@ -13,6 +13,8 @@
 #include "simpler/status.h"
 
 #define SIM_MAX_DEVICES 64
+/* Each device's view sits 1 TiB after the previous one's (memory.c). */
+#define SIM_MAX_DEVICE_MEMORY (1ull << 40)
 
 static pthread_mutex_t device_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_device *device_table[SIM_MAX_DEVICES];
@@ -54,32 +56,6 @@ int sp_geometry_validate(const sp_geometry *g)
     return SP_OK;
 }
 
-/* "1", "2-3", "0,2-3" -> a CPU bit mask (CPUs 0..63); 0 if malformed. */
-static uint64_t parse_cpu_list(const char *s)
-{
-    uint64_t mask = 0;
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10), b = a;
-        if (end == s || a < 0 || a > 63)
-            return 0;
-        s = end;
-        if (*s == '-') {
-            b = strtol(s + 1, &end, 10);
-            if (end == s + 1 || b < a || b > 63)
-                return 0;
-            s = end;
-        }
-        for (long c = a; c <= b; c++)
-            mask |= 1ull << c;
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return 0;
-    }
-    return mask;
-}
-
 /* Devices in the table now; the caller holds its lock. */
 static uint32_t table_count_locked(void)
 {
@@ -116,28 +92,16 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
     dev->refcount = 1;
     if (opt)
         dev->options = *opt;
-    /* Runtime switch: behave like a backend without host-map, so callers'
-     * copy fallbacks can be exercised on the sim. */
-    const char *no_map = getenv("SIMPLER_SIM_NO_HOST_MAP");
-    if (no_map && *no_map && strcmp(no_map, "0") != 0)
-        dev->options.settings.sim.no_host_map = 1;
-    /* SIMPLER_SIM_CPUS=1 or 2-3 or 0,2: keep the chip's threads on those host
-     * CPUs, leaving the others to the host (e.g. for an overlapped prepare). */
-    const char *cpus = getenv("SIMPLER_SIM_CPUS");
-    if (cpus && *cpus && !dev->options.settings.sim.cpus)
-        dev->options.settings.sim.cpus = parse_cpu_list(cpus);
-    /* SIMPLER_SIM_MEMORY_MB=16: a small device, so tests can exhaust its
-     * memory without touching gigabytes; an explicit option wins. */
-    const char *mem_mb = getenv("SIMPLER_SIM_MEMORY_MB");
-    if (mem_mb && *mem_mb && !dev->options.settings.memory_bytes) {
-        char *end;
-        unsigned long long mb = strtoull(mem_mb, &end, 10);
-        if (*end == 0 && mb > 0 && mb <= (1ull << 20))
-            dev->options.settings.memory_bytes = mb << 20;
-        else
-            SP_WARN("device %d: ignoring SIMPLER_SIM_MEMORY_MB='%s' (want 1..1048576)", device_id,
-                    mem_mb);
+    /* The settings arrive filled (the worker read the environment, once);
+     * the sim only checks what it cannot work with. */
+    uint64_t bytes = dev->options.settings.memory_bytes;
+    if (bytes > SIM_MAX_DEVICE_MEMORY) {
+        SP_ERROR("device %d: memory_bytes %llu is more than the sim's %llu per device", device_id,
+                 (unsigned long long)bytes, (unsigned long long)SIM_MAX_DEVICE_MEMORY);
+        free(dev);
+        return SP_EINVAL;
     }
+    dev->options.settings.memory_bytes = bytes ? bytes : SP_DEFAULT_DEVICE_MEMORY;
     /* Called under the table lock: the new device counts itself in. */
     dev->geometry = geometry_resolve(opt, table_count_locked() + 1);
     int rc = sp_geometry_validate(&dev->geometry);
@@ -147,10 +111,8 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
         free(dev);
         return rc;
     }
-    uint64_t bytes = dev->options.settings.memory_bytes ? dev->options.settings.memory_bytes
-                                                        : SP_DEFAULT_DEVICE_MEMORY;
-    dev->options.settings.memory_bytes = bytes;
-    rc = sim_memory_create(dev, bytes, dev->options.settings.sim.no_host_map, &dev->mem);
+    rc = sim_memory_create(dev, dev->options.settings.memory_bytes,
+                           dev->options.settings.sim.no_host_map, &dev->mem);
     if (rc == 0)
         rc = sim_chip_create(dev, &dev->chip);
     if (rc) {
