@@ -9,6 +9,7 @@
 
 #include "common/fault.h"
 #include "common/log.h"
+#include "runtime/device/orch_ops.h"
 #include "simpler/status.h"
 
 /* While the watchdog runs, the orchestration sees a proxy of its ops
@@ -113,22 +114,15 @@ static int g_error(sp_orch *o)
     return r;
 }
 
+static const sp_orch_ops guarded_ops = RT_ORCH_OPS(g, g_submit, g_log);
+
 __attribute__((noinline)) int sp_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o,
                                                    const sp_args *args, uint64_t timeout_ns,
                                                    bool (*still_mine)(void *), void *arg)
 {
     sp_fault_guard g;
     guarded_orch s = {
-        .ops = {.abi_version = o->ops->abi_version,
-                .submit = g_submit,
-                .alloc_tensor = g_alloc_tensor,
-                .scope_begin = g_scope_begin,
-                .scope_end = g_scope_end,
-                .tensor_read = g_tensor_read,
-                .tensor_write = g_tensor_write,
-                .log = g_log,
-                .fatal = g_fatal,
-                .error = g_error},
+        .ops = guarded_ops,
         .real = o->ops,
         .token = sp_fault_new_token(),
         .g = &g,

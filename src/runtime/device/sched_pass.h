@@ -1,7 +1,9 @@
 /* The scheduler's pass over its clusters, shared by both runtimes: reap
  * cores that finished, then hand ready blocks to idle cores (a MIX block
- * takes a whole idle cluster, AIC blocks the AIC core, AIV blocks the two
- * AIV cores). Each runtime supplies its task storage through a hooks table;
+ * takes a whole idle cluster, AIC blocks an AIC lane's core, AIV blocks the
+ * AIV lanes' cores). The cluster's shape — how many lanes, each lane's core
+ * kind, which core is which lane — is the chip's geometry (data, read at
+ * init), not a constant. Each runtime supplies its task storage through a hooks table;
  * the table is a compile-time constant, so the calls inline. Device-side:
  * only the chip's registers and the runtime's device memory are touched. */
 #ifndef RT_DEVICE_SCHED_PASS_H
@@ -13,9 +15,15 @@
 #include "common/ticks.h"
 #include "platform/chip.h"
 #include "runtime/device/trace_write.h"
+#include "simpler/kernel.h"
 #include "simpler/orchestration.h"
+#include "simpler/status.h"
 
 #define RT_SCHED_MAX_CLUSTERS 256
+/* Lanes a cluster may have: a MIX task names a kernel per lane, at most
+ * SP_LANES of them (orchestration.h), so a geometry with more is refused. */
+#define RT_SCHED_MAX_LANES SP_LANES
+#define RT_SCHED_MAX_CORES (RT_SCHED_MAX_LANES * RT_SCHED_MAX_CLUSTERS)
 
 /* Queues a runtime keeps: one per dispatch shape plus one for dummies. */
 enum { SP_Q_AIC = 0, SP_Q_AIV = 1, SP_Q_MIX = 2, SP_Q_DUMMY = 3, SP_QUEUES = 4 };
@@ -60,18 +68,25 @@ typedef struct rt_sched {
     uint32_t thread_index;
     uint32_t thread_count;
     uint32_t depth; /* payloads per core this scheduler fills up to */
+    /* The geometry: lanes per cluster; per lane the queue it serves outside
+     * MIX blocks (SP_Q_AIC / SP_Q_AIV, by its core kind) and the task lane
+     * whose kernel such a block runs there; per owned cluster, its cores. */
+    uint32_t lanes;
+    uint8_t lane_queue[RT_SCHED_MAX_LANES];
+    uint8_t lane_task[RT_SCHED_MAX_LANES];
+    uint32_t core[RT_SCHED_MAX_CLUSTERS][RT_SCHED_MAX_LANES];
     /* Per core: the last ticket dispatched and the last one reaped; what
      * runs in between is task[core][ticket % RT_SCHED_QUEUE_MAX]. A MIX
      * block holds its whole cluster: lanes_left counts its lanes running. */
-    uint32_t sent[3 * RT_SCHED_MAX_CLUSTERS];
-    uint32_t reaped[3 * RT_SCHED_MAX_CLUSTERS];
-    uint64_t task[3 * RT_SCHED_MAX_CLUSTERS][RT_SCHED_QUEUE_MAX];
-    uint8_t lane[3 * RT_SCHED_MAX_CLUSTERS][RT_SCHED_QUEUE_MAX];
+    uint32_t sent[RT_SCHED_MAX_CORES];
+    uint32_t reaped[RT_SCHED_MAX_CORES];
+    uint64_t task[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
+    uint8_t lane[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
     uint8_t lanes_left[RT_SCHED_MAX_CLUSTERS];
     bool mix_cluster[RT_SCHED_MAX_CLUSTERS];
     /* Tracing: NULL when off. Per queued payload, the record of its run. */
     sp_trace_writer *trace;
-    sp_trace_record *slice[3 * RT_SCHED_MAX_CLUSTERS][RT_SCHED_QUEUE_MAX];
+    sp_trace_record *slice[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
     /* Timeouts: 0 = none. `now` is a coarse clock refreshed when the thread
      * checks timeouts (idle, or every 1024 passes), so dispatch costs no
      * clock read. Per core: when its oldest unfinished payload became the
@@ -82,13 +97,13 @@ typedef struct rt_sched {
     uint64_t timeout_ns;
     uint64_t now;
     uint32_t passes;
-    uint64_t started[3 * RT_SCHED_MAX_CLUSTERS];
-    uint8_t interrupted[3 * RT_SCHED_MAX_CLUSTERS]; /* 0, true, or RT_SCHED_CPU_WATCH */
-    bool abandoned[3 * RT_SCHED_MAX_CLUSTERS];
+    uint64_t started[RT_SCHED_MAX_CORES];
+    uint8_t interrupted[RT_SCHED_MAX_CORES]; /* 0, true, or RT_SCHED_CPU_WATCH */
+    bool abandoned[RT_SCHED_MAX_CORES];
     /* CPU watch: the core's CPU clock when it began; then when to look
      * again (CPU watch) or, once interrupted, when to give up on it. */
-    uint64_t cpu_at[3 * RT_SCHED_MAX_CLUSTERS];
-    uint64_t cpu_check[3 * RT_SCHED_MAX_CLUSTERS];
+    uint64_t cpu_at[RT_SCHED_MAX_CORES];
+    uint64_t cpu_check[RT_SCHED_MAX_CORES];
     uint64_t wake_by; /* a runtime's own deadline for the idle wait (0: none) */
 } rt_sched;
 
@@ -113,10 +128,36 @@ static inline uint32_t rt_sched_inflight(const rt_sched *s, uint32_t core)
     return (s->sent[core] - s->reaped[core]) & SP_CHIP_TICKET_MASK;
 }
 
+/* SP_OK if the pass can drive `chip`: at most RT_SCHED_MAX_CLUSTERS
+ * clusters of 1..RT_SCHED_MAX_LANES lanes, each an AIC or AIV core;
+ * else SP_EGEOMETRY (the launch fails before anything runs). */
+static inline int rt_sched_geometry_check(const sp_chip *chip)
+{
+    const sp_geometry *g = sp_chip_geometry(chip);
+    if (!g || g->clusters > RT_SCHED_MAX_CLUSTERS || g->lanes < 1 || g->lanes > RT_SCHED_MAX_LANES)
+        return SP_EGEOMETRY;
+    for (uint32_t l = 0; l < g->lanes; l++)
+        if (g->lane_type[l] != SP_CORE_AIC && g->lane_type[l] != SP_CORE_AIV)
+            return SP_EGEOMETRY;
+    return SP_OK;
+}
+
+/* Set up scheduler thread `ti` of `tn` over `chip` (rt_sched_geometry_check
+ * passed). */
 static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
 {
+    const sp_geometry *g = sp_chip_geometry(chip);
     s->chip = chip;
-    s->clusters = sp_chip_cluster_count(chip);
+    s->clusters = g->clusters;
+    s->lanes = g->lanes;
+    for (uint32_t l = 0; l < s->lanes; l++) {
+        bool aic = g->lane_type[l] == SP_CORE_AIC;
+        s->lane_queue[l] = aic ? SP_Q_AIC : SP_Q_AIV;
+        s->lane_task[l] = aic ? SP_LANE_AIC : SP_LANE_AIV0;
+    }
+    for (uint32_t c = ti; c < s->clusters; c += tn)
+        for (uint32_t l = 0; l < s->lanes; l++)
+            s->core[c][l] = sp_chip_cluster_core(chip, c, l);
     s->thread_index = ti;
     s->thread_count = tn;
     s->depth = sp_chip_core_queue_depth(chip);
@@ -125,7 +166,7 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
     if (s->depth < 1)
         s->depth = 1;
     /* The chip's tickets carry on from the previous launch on these cores. */
-    for (uint32_t i = 0; i < 3 * s->clusters && i < 3 * RT_SCHED_MAX_CLUSTERS; i++) {
+    for (uint32_t i = 0; i < s->lanes * s->clusters && i < RT_SCHED_MAX_CORES; i++) {
         s->sent[i] = s->reaped[i] = sp_chip_core_finished(chip, i);
         s->interrupted[i] = s->abandoned[i] = false;
     }
@@ -163,11 +204,10 @@ static inline sp_trace_record *rt_sched_trace_dispatch(rt_sched *s, const rt_sch
 /* True while any core this thread owns still has payloads in flight. */
 static inline bool rt_sched_busy(const rt_sched *s)
 {
-    uint32_t C = s->clusters;
-    for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
-        if (rt_sched_inflight(s, c) || rt_sched_inflight(s, C + 2 * c) ||
-            rt_sched_inflight(s, C + 2 * c + 1))
-            return true;
+    for (uint32_t c = s->thread_index; c < s->clusters; c += s->thread_count)
+        for (uint32_t l = 0; l < s->lanes; l++)
+            if (rt_sched_inflight(s, s->core[c][l]))
+                return true;
     return false;
 }
 
@@ -249,11 +289,9 @@ static inline uint64_t rt_sched_timeouts(rt_sched *s)
         return 0;
     s->now = sp_now_ns();
     uint64_t next = 0;
-    uint32_t C = s->clusters;
-    for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
-        uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
-        for (int l = 0; l < 3; l++) {
-            uint32_t k = cores[l];
+    for (uint32_t c = s->thread_index; c < s->clusters; c += s->thread_count) {
+        for (uint32_t l = 0; l < s->lanes; l++) {
+            uint32_t k = s->core[c][l];
             if (!rt_sched_inflight(s, k) || s->abandoned[k])
                 continue;
             uint64_t expiry;
@@ -315,28 +353,35 @@ static inline bool rt_sched_reap(rt_sched *s, const rt_sched_hooks *h, void *rt,
  * breadth first — every core's first slot before anyone's second, so ready
  * work spreads over idle cores before it queues behind busy ones. Returns
  * true if anything happened. */
+/* True if no core of cluster c has anything in flight. */
+static inline bool rt_sched_cluster_idle(const rt_sched *s, uint32_t c)
+{
+    for (uint32_t l = 0; l < s->lanes; l++)
+        if (rt_sched_inflight(s, s->core[c][l]))
+            return false;
+    return true;
+}
+
 static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
 {
     bool progress = false;
-    uint32_t C = s->clusters;
-    for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
-        progress |= rt_sched_reap(s, h, rt, c, c);
-        progress |= rt_sched_reap(s, h, rt, c, C + 2 * c);
-        progress |= rt_sched_reap(s, h, rt, c, C + 2 * c + 1);
-    }
+    const uint32_t C = s->clusters, L = s->lanes;
+    for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
+        for (uint32_t l = 0; l < L; l++)
+            progress |= rt_sched_reap(s, h, rt, c, s->core[c][l]);
     bool more[SP_QUEUES] = {true, true, true, true};
     for (uint32_t level = 1; level <= s->depth; level++) {
         for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
-            uint32_t cores[3] = {c, C + 2 * c, C + 2 * c + 1};
+            const uint32_t *cores = s->core[c];
             uint64_t task;
             uint32_t block;
-            if (level == 1 && more[SP_Q_MIX] && !rt_sched_inflight(s, cores[0]) &&
-                !rt_sched_inflight(s, cores[1]) && !rt_sched_inflight(s, cores[2])) {
+            if (level == 1 && more[SP_Q_MIX] && rt_sched_cluster_idle(s, c)) {
                 if (rt_sched_pop(h, rt, SP_Q_MIX, &task, &block)) {
+                    /* Lane l of the cluster runs the task's lane-l kernel. */
                     s->mix_cluster[c] = true;
                     s->lanes_left[c] = 0;
-                    for (int l = 0; l < 3; l++)
-                        if (rt_sched_dispatch(s, h, rt, cores[l], task, block, l))
+                    for (uint32_t l = 0; l < L; l++)
+                        if (rt_sched_dispatch(s, h, rt, cores[l], task, block, (int)l))
                             s->lanes_left[c]++;
                     if (!s->lanes_left[c]) { /* no lane had a kernel: done at once */
                         s->mix_cluster[c] = false;
@@ -349,22 +394,16 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
             }
             if (s->mix_cluster[c])
                 continue;
-            if (more[SP_Q_AIC] && rt_sched_inflight(s, cores[0]) < level) {
-                if (rt_sched_pop(h, rt, SP_Q_AIC, &task, &block)) {
-                    rt_sched_dispatch(s, h, rt, cores[0], task, block, SP_LANE_AIC);
-                    progress = true;
-                } else {
-                    more[SP_Q_AIC] = false;
-                }
-            }
-            for (int l = 1; l < 3 && more[SP_Q_AIV]; l++) {
-                if (rt_sched_inflight(s, cores[l]) >= level)
+            /* Each lane takes a block of its core kind's queue. */
+            for (uint32_t l = 0; l < L; l++) {
+                int q = s->lane_queue[l];
+                if (!more[q] || rt_sched_inflight(s, cores[l]) >= level)
                     continue;
-                if (!rt_sched_pop(h, rt, SP_Q_AIV, &task, &block)) {
-                    more[SP_Q_AIV] = false;
-                    break;
+                if (!rt_sched_pop(h, rt, q, &task, &block)) {
+                    more[q] = false;
+                    continue;
                 }
-                rt_sched_dispatch(s, h, rt, cores[l], task, block, SP_LANE_AIV0);
+                rt_sched_dispatch(s, h, rt, cores[l], task, block, s->lane_task[l]);
                 progress = true;
             }
         }

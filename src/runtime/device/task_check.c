@@ -26,8 +26,20 @@ bool sp_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes)
     return addr >= r->dev && bytes <= r->bytes && addr - r->dev <= r->bytes - bytes;
 }
 
-/* The core type each lane needs. */
+/* The core type each lane of an AIC / AIV task needs, and each lane of a
+ * MIX task on the a2a3 cluster (when the check names no geometry). */
 static const uint32_t lane_core[SP_LANES] = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV};
+
+/* True if the geometry has a lane of core kind `type` to run a task on. */
+static bool has_lane(const sp_task_check *c, uint32_t type)
+{
+    if (!c->lanes)
+        return true;
+    for (uint32_t l = 0; l < c->lanes; l++)
+        if (c->lane_type[l] == type)
+            return true;
+    return false;
+}
 
 static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
 {
@@ -37,13 +49,21 @@ static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t
     case SP_SHAPE_DUMMY:
         break;
     case SP_SHAPE_AIC:
-        allowed[SP_LANE_AIC] = true;
+    case SP_SHAPE_AIV: {
+        uint32_t type = t->shape == SP_SHAPE_AIC ? SP_CORE_AIC : SP_CORE_AIV;
+        if (!has_lane(c, type))
+            return fail(c, SP_ETASK_ARGS,
+                        "task %llu: an %s task, and the device's clusters have "
+                        "no %s core",
+                        (unsigned long long)id, t->shape == SP_SHAPE_AIC ? "AIC" : "AIV",
+                        t->shape == SP_SHAPE_AIC ? "AIC" : "AIV");
+        allowed[t->shape == SP_SHAPE_AIC ? SP_LANE_AIC : SP_LANE_AIV0] = true;
         break;
-    case SP_SHAPE_AIV:
-        allowed[SP_LANE_AIV0] = true;
-        break;
+    }
     case SP_SHAPE_MIX:
-        allowed[0] = allowed[1] = allowed[2] = true;
+        /* A MIX block runs lane l's kernel on lane l of one cluster. */
+        for (uint32_t l = 0; l < SP_LANES; l++)
+            allowed[l] = !c->lanes || l < c->lanes;
         break;
     default:
         return fail(c, SP_ETASK_ARGS, "task %llu: unknown shape %u", (unsigned long long)id,
@@ -61,12 +81,13 @@ static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t
             return fail(c, SP_EFUNC_ID, "task %llu: callable %u has no kernel func_id %d",
                         (unsigned long long)id, c->callable->id, t->func_id[l]);
         const rt_dev_kernel *lk = &c->callable->kernels[k];
-        if (lk->core_type != lane_core[l])
+        uint32_t want = t->shape == SP_SHAPE_MIX && c->lanes ? c->lane_type[l] : lane_core[l];
+        if (lk->core_type != want)
             return fail(c, SP_ETASK_ARGS,
                         "task %llu: func_id %d ('%s') is a %s kernel, lane %d needs %s",
                         (unsigned long long)id, lk->func_id, lk->entry,
                         lk->core_type == SP_CORE_AIC ? "AIC" : "AIV", l,
-                        lane_core[l] == SP_CORE_AIC ? "AIC" : "AIV");
+                        want == SP_CORE_AIC ? "AIC" : "AIV");
         kernel[l] = k;
         lanes++;
     }

@@ -69,6 +69,12 @@ typedef struct sp_task_check {
      * per tensor argument, the staged run buffer it lies in ({0, 0} for an
      * output, or a tensor in the heap), for sp_tensor_rehome. */
     rt_range *home;
+    /* The device's cluster shape (sp_geometry's lanes and lane_type), or
+     * lanes 0: the a2a3 cluster (AIC, AIV, AIV). A MIX task may name a
+     * kernel on each lane the cluster has, of that lane's core kind; an
+     * AIC or AIV task needs a lane of its kind. */
+    const uint32_t *lane_type;
+    uint32_t lanes;
 } sp_task_check;
 
 /* A tensor whose addr points inside a staged run buffer (a view that starts

@@ -2,15 +2,28 @@
 #include "runtime/host/fault_report.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "common/fault.h"
-#include "common/log.h"
 #include "simpler/status.h"
 
-int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *lc, char *msg,
-                           size_t len)
+const char *rt_device_prefix(const sp_host_api *api, char *buf, size_t len)
 {
+    sp_device_info info;
+    if (!api || !api->functions || !api->functions->describe || len == 0 ||
+        sp_host_describe(api, &info) != SP_OK) {
+        if (len)
+            buf[0] = '\0';
+        return buf;
+    }
+    snprintf(buf, len, "device %d: ", (int)info.device_id);
+    return buf;
+}
+
+int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
+                           const sp_loaded_callable *lc, char *msg, size_t len)
+{
+    char dev[32];
+    rt_device_prefix(api, dev, sizeof dev);
     int32_t func_id = -1;
     const char *entry = "?";
     if (lc && r->kernel >= 0 && (uint32_t)r->kernel < lc->kernel_count) {
@@ -18,48 +31,32 @@ int sp_fault_report_format(const sp_fault_report *r, const sp_loaded_callable *l
         entry = lc->kernels[r->kernel].entry;
     }
     if (r->sig == SP_FAULT_ABANDONED) {
-        snprintf(msg, len,
-                 "task %llu: kernel '%s' (func_id %d) on core %u ran past its timeout and did not "
-                 "answer the interrupt (it blocks or ignores signals, or sits in a system call): "
-                 "its thread was abandoned after %.1f ms and the core runs on a fresh one; the "
-                 "device is degraded",
-                 (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
+        snprintf(
+            msg, len,
+            "%stask %llu: kernel '%s' (func_id %d) on core %u ran past its timeout and did not "
+            "answer the interrupt (it blocks or ignores signals, or sits in a system call): "
+            "its thread was abandoned after %.1f ms and the core runs on a fresh one; the "
+            "device is degraded",
+            dev, (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
         return SP_EKERNEL_TIMEOUT;
     }
     if (r->sig == SP_FAULT_EXITED) {
         snprintf(msg, len,
-                 "task %llu: kernel '%s' (func_id %d) exited its thread (pthread_exit) on core "
+                 "%stask %llu: kernel '%s' (func_id %d) exited its thread (pthread_exit) on core "
                  "%u; the core runs on a fresh thread",
-                 (unsigned long long)r->task, entry, func_id, r->core);
+                 dev, (unsigned long long)r->task, entry, func_id, r->core);
         return SP_EKERNEL_FAULT;
     }
     if (r->sig == SP_FAULT_INTERRUPT) {
         snprintf(msg, len,
-                 "task %llu: kernel '%s' (func_id %d) on core %u ran %.1f ms, past its timeout, "
+                 "%stask %llu: kernel '%s' (func_id %d) on core %u ran %.1f ms, past its timeout, "
                  "and was stopped",
-                 (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
+                 dev, (unsigned long long)r->task, entry, func_id, r->core, r->ran_ns / 1e6);
         return SP_EKERNEL_TIMEOUT;
     }
-    snprintf(msg, len, "task %llu: kernel '%s' (func_id %d) crashed on core %u with %s",
+    snprintf(msg, len, "%stask %llu: kernel '%s' (func_id %d) crashed on core %u with %s", dev,
              (unsigned long long)r->task, entry, func_id, r->core, sp_fault_name(r->sig));
     return SP_EKERNEL_FAULT;
-}
-
-/* A timeout setting in ms from the environment: digits only, 1..max_ms
- * (strtoull would take "-1" as 2^64 - 1, whose product wraps to a deadline
- * that has already passed); anything else is ignored with a warning. */
-static uint64_t env_timeout_ns(const char *name, uint64_t max_ms, uint64_t default_ns)
-{
-    const char *env = getenv(name);
-    if (!env || !*env)
-        return default_ns;
-    char *end;
-    unsigned long long ms = env[0] >= '0' && env[0] <= '9' ? strtoull(env, &end, 10) : 0;
-    if (ms > 0 && ms <= max_ms && !*end)
-        return ms * 1000000ull;
-    SP_WARN("ignoring %s='%s' (want 1..%llu ms); using %llu ms", name, env,
-            (unsigned long long)max_ms, (unsigned long long)(default_ns / 1000000ull));
-    return default_ns;
 }
 
 uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
@@ -69,8 +66,7 @@ uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
     if (config_timeout_us)
         return config_timeout_us < SP_MAX_KERNEL_TIMEOUT_NS / 1000ull ? config_timeout_us * 1000ull
                                                                       : SP_MAX_KERNEL_TIMEOUT_NS;
-    return env_timeout_ns("SIMPLER_KERNEL_TIMEOUT_MS", SP_MAX_KERNEL_TIMEOUT_MS,
-                          SP_DEFAULT_KERNEL_TIMEOUT_NS);
+    return SP_DEFAULT_KERNEL_TIMEOUT_NS;
 }
 
 uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us)
@@ -78,5 +74,5 @@ uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us)
     if (config_orch_timeout_us)
         return config_orch_timeout_us > UINT64_MAX / 1000 ? UINT64_MAX
                                                           : config_orch_timeout_us * 1000;
-    return env_timeout_ns("SIMPLER_ORCH_TIMEOUT_MS", 1ull << 32, SP_DEFAULT_ORCH_TIMEOUT_NS);
+    return SP_DEFAULT_ORCH_TIMEOUT_NS;
 }

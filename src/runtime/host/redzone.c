@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/host/fault_report.h"
 #include "simpler/status.h"
 
-int sp_overrun_format(const sp_overrun_report *r, const sp_loaded_callable *lc, char *msg,
-                      size_t len)
+int sp_overrun_format(const sp_host_api *api, const sp_overrun_report *r,
+                      const sp_loaded_callable *lc, char *msg, size_t len)
 {
+    char dev[32];
+    rt_device_prefix(api, dev, sizeof dev);
     char kernels[160] = "";
     size_t used = 0;
     for (int l = 0; l < 3; l++) {
@@ -25,15 +28,15 @@ int sp_overrun_format(const sp_overrun_report *r, const sp_loaded_callable *lc, 
     }
     if (r->at < 0)
         snprintf(msg, len,
-                 "task %llu: kernel %s wrote %lld bytes before the start of tensor argument %d "
+                 "%stask %llu: kernel %s wrote %lld bytes before the start of tensor argument %d "
                  "(a %llu-byte buffer): underrun caught by the red zone",
-                 (unsigned long long)r->task, used ? kernels : "?", (long long)-r->at, r->arg,
+                 dev, (unsigned long long)r->task, used ? kernels : "?", (long long)-r->at, r->arg,
                  (unsigned long long)r->buf_bytes);
     else
         snprintf(msg, len,
-                 "task %llu: kernel %s wrote past the end of tensor argument %d (a %llu-byte "
+                 "%stask %llu: kernel %s wrote past the end of tensor argument %d (a %llu-byte "
                  "buffer; damage at byte %lld): overrun caught by the red zone",
-                 (unsigned long long)r->task, used ? kernels : "?", r->arg,
+                 dev, (unsigned long long)r->task, used ? kernels : "?", r->arg,
                  (unsigned long long)r->buf_bytes, (long long)r->at);
     return SP_EKERNEL_OVERRUN;
 }

@@ -209,8 +209,9 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     hbg_image *img = dev_ctx;
     if (img->magic != HBG_IMAGE_MAGIC || img->version != HBG_IMAGE_VERSION)
         return SP_EINVAL;
-    if (sp_chip_cluster_count(chip) > RT_SCHED_MAX_CLUSTERS)
-        return SP_EGEOMETRY;
+    int rc = rt_sched_geometry_check(chip);
+    if (rc)
+        return rc;
     hbg_rt r = {
         .chip = chip,
         .img = img,

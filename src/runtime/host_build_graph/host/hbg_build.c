@@ -7,6 +7,7 @@
 #include "runtime/host_build_graph/host/hbg_build.h"
 
 #include "runtime/device/orch_fatal.h"
+#include "runtime/device/orch_ops.h"
 #include "runtime/device/task_check.h"
 #include "runtime/host/redzone.h"
 
@@ -467,14 +468,6 @@ static int op_tensor_write(sp_orch *o, const sp_tensor *t, int64_t index, const 
     return rc ? hbg_graph_fail(g, rc, "tensor_write: copy to device failed") : SP_OK;
 }
 
-static void op_log(sp_orch *o, int level, const char *msg)
-{
-    (void)o;
-    if (level < SP_LOG_DEBUG || level > SP_LOG_ERROR)
-        level = SP_LOG_INFO;
-    sp_log(level, "orchestration: %s", msg ? msg : "");
-}
-
 static void op_fatal(sp_orch *o, int status, const char *msg)
 {
     hbg_graph *g = (hbg_graph *)o;
@@ -492,18 +485,7 @@ static int op_error(sp_orch *o)
     return g->error;
 }
 
-static const sp_orch_ops hbg_orch_ops = {
-    .abi_version = SP_ORCH_ABI_VERSION,
-    .submit = op_submit,
-    .alloc_tensor = op_alloc_tensor,
-    .scope_begin = op_scope_begin,
-    .scope_end = op_scope_end,
-    .tensor_read = op_tensor_read,
-    .tensor_write = op_tensor_write,
-    .log = op_log,
-    .fatal = op_fatal,
-    .error = op_error,
-};
+static const sp_orch_ops hbg_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
 
 int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callable *lc,
                    uint64_t heap_base, uint64_t heap_bytes, const hbg_buffer *buffers,

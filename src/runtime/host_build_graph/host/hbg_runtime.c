@@ -197,11 +197,11 @@ static int explain(rt_run *r, int rc)
     if ((rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT) &&
         sp_host_copy_from_device(r->h.api, &h, r->h.arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.fault.claimed, memory_order_relaxed))
-        return sp_fault_report_format(&h.fault, r->h.callable, err, err_len);
+        return sp_fault_report_format(r->h.api, &h.fault, r->h.callable, err, err_len);
     if (rc == SP_EKERNEL_OVERRUN &&
         sp_host_copy_from_device(r->h.api, &h, r->h.arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.overrun.claimed, memory_order_relaxed))
-        return sp_overrun_format(&h.overrun, r->h.callable, err, err_len);
+        return sp_overrun_format(r->h.api, &h.overrun, r->h.callable, err, err_len);
     snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
     return rc;
 }

@@ -17,6 +17,7 @@
 #include "common/wait.h"
 #include "runtime/device/orch_fatal.h"
 #include "runtime/device/orch_guard.h"
+#include "runtime/device/orch_ops.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_queue.h"
 #include "simpler/status.h"
@@ -593,14 +594,6 @@ static int op_tensor_write(sp_orch *so, const sp_tensor *t, int64_t index, const
     return SP_OK;
 }
 
-static void op_log(sp_orch *so, int level, const char *msg)
-{
-    (void)so;
-    if (level < SP_LOG_DEBUG || level > SP_LOG_ERROR)
-        level = SP_LOG_INFO;
-    sp_log(level, "orchestration: %s", msg ? msg : "");
-}
-
 static void op_fatal(sp_orch *so, int status, const char *msg)
 {
     if (refuse_foreign((tmr_orch *)so, "fatal"))
@@ -616,18 +609,7 @@ static int op_error(sp_orch *so)
     return orch_error((tmr_orch *)so);
 }
 
-static const sp_orch_ops tmr_orch_ops = {
-    .abi_version = SP_ORCH_ABI_VERSION,
-    .submit = op_submit,
-    .alloc_tensor = op_alloc_tensor,
-    .scope_begin = op_scope_begin,
-    .scope_end = op_scope_end,
-    .tensor_read = op_tensor_read,
-    .tensor_write = op_tensor_write,
-    .log = op_log,
-    .fatal = op_fatal,
-    .error = op_error,
-};
+static const sp_orch_ops tmr_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
 
 /* Trace level >= 3: each submit, waits for room included, as a record. */
 static int64_t op_submit_traced(sp_orch *so, sp_task *task)
@@ -640,18 +622,7 @@ static int64_t op_submit_traced(sp_orch *so, sp_task *task)
     return id;
 }
 
-static const sp_orch_ops tmr_orch_ops_traced = {
-    .abi_version = SP_ORCH_ABI_VERSION,
-    .submit = op_submit_traced,
-    .alloc_tensor = op_alloc_tensor,
-    .scope_begin = op_scope_begin,
-    .scope_end = op_scope_end,
-    .tensor_read = op_tensor_read,
-    .tensor_write = op_tensor_write,
-    .log = op_log,
-    .fatal = op_fatal,
-    .error = op_error,
-};
+static const sp_orch_ops tmr_orch_ops_traced = RT_ORCH_OPS(op, op_submit_traced, rt_orch_log);
 
 /* Lay out the rings and the orchestrator state for this run. */
 static int boot(tmr_ctl *c, sp_chip *chip)
@@ -682,6 +653,8 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         .memo = o->lane_memo,
         .view = &o->view_memo,
         .home = o->home,
+        .lane_type = sp_chip_geometry(chip)->lane_type,
+        .lanes = sp_chip_geometry(chip)->lanes,
     };
     return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }

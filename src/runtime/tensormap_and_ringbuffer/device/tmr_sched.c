@@ -280,8 +280,9 @@ int tmr_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     tmr_ctl *c = dev_ctx;
     if (c->magic != TMR_MAGIC)
         return SP_EINVAL;
-    if (sp_chip_cluster_count(chip) > RT_SCHED_MAX_CLUSTERS)
-        return SP_EGEOMETRY;
+    int rc = rt_sched_geometry_check(chip);
+    if (rc)
+        return rc;
     if (ti == c->sched_threads)
         return tmr_orchestrate(c, chip);
     return schedule(c, chip, ti, tn - 1);

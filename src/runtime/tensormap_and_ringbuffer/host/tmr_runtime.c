@@ -205,10 +205,10 @@ static int collect(rt_run *r, int rc)
     if (rc && r->have_result &&
         atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
         (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
-        rc = sp_fault_report_format(&r->result.fault, r->h.callable, err, err_len);
+        rc = sp_fault_report_format(r->h.api, &r->result.fault, r->h.callable, err, err_len);
     else if (rc == SP_EKERNEL_OVERRUN && r->have_result &&
              atomic_load_explicit(&r->result.overrun.claimed, memory_order_relaxed))
-        rc = sp_overrun_format(&r->result.overrun, r->h.callable, err, err_len);
+        rc = sp_overrun_format(r->h.api, &r->result.overrun, r->h.callable, err, err_len);
     else if (rc && r->have_result && r->result.message[0])
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)
