@@ -3,7 +3,7 @@
  * every variable, its field and its range; one validating reader parses
  * them all, so a malformed value is refused the same way everywhere (a
  * warning naming it, the field left 0: the default). Nothing below the
- * worker calls getenv. */
+ * worker reads the environment. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -51,10 +51,16 @@ RULES = [
      "device code drives the chip (platform/chip.h), never the device runner"),
     # -- the whole runtime --
     (RUNTIME, r'\bgetenv\s*\(', "settings are data: the worker reads the environment once"),
-    # -- the whole runtime: one way down (RA3): only sp_host_api reaches the
-    # platform. Its rows go here, e.g.
-    # (RUNTIME, r'#\s*include\s*"platform/(sim/|device\.h)', "..."),
-    # (RUNTIME, r'\bsp_(device|kernel_binary)_[a-z_]+\b', "..."),
+    # -- the whole runtime: one way down: the run's sp_host_api is its only
+    # way to the platform (memory, copies, host-map, run storage, launch,
+    # poll, wait, geometry, kernel loading); the device runner is the module
+    # layer's and the backends' own.
+    (RUNTIME, r'#\s*include\s*"platform/(sim/|device\.h")',
+     "the runtime reaches the platform through sp_host_api, never platform/device.h or a backend"),
+    (RUNTIME, r'\bsp_(device|kernel_binary)_[a-z_]+\s*\(',
+     "the runtime calls the platform through sp_host_api (sp_host_*), never sp_device_* / sp_kernel_binary_*"),
+    (RUNTIME, r'\bsp_(device|kernel_binary|device_main)\b',
+     "the runtime holds no device runner or platform kernel handle: its sp_host_api value is its device"),
 ]
 
 
