@@ -60,7 +60,6 @@ typedef struct rt_prepare {
     char *err;
     size_t err_len;
 } rt_prepare;
-typedef rt_prepare sp_rt_prepare; /* the old name, until hbg_trace.{c,h} follow */
 
 /* One runtime, as the module layer drives it. Every call that fails
  * returns a status and leaves its message in the run's buffer (rt_prepare). */

@@ -32,7 +32,8 @@ Test(sim_settings, two_devices_keep_their_own_settings)
     setenv("SIMPLER_SIM_MEMORY_MB", "8", 1);
     setenv("SIMPLER_SIM_CORE_QUEUE", "1", 1);
     setenv("SIMPLER_SIM_NO_HOST_MAP", "1", 1);
-    sp_device *a = open_with(0, (sp_settings){.memory_bytes = 16ull << 20, .sim = {.core_queue = 2}});
+    sp_device *a =
+        open_with(0, (sp_settings){.memory_bytes = 16ull << 20, .sim = {.core_queue = 2}});
     sp_device *b = open_with(
         1, (sp_settings){.memory_bytes = 32ull << 20, .sim = {.core_queue = 6, .no_host_map = 1}});
     sp_device_info ia = info_of(a), ib = info_of(b);

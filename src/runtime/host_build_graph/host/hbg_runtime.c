@@ -24,7 +24,8 @@
 #define HBG_DEFAULT_HEAP (64ull << 20)
 
 struct rt_run {
-    rt_host_run h; /* first: rt_run_finalize frees the run through it */
+    rt_host_run h;   /* first: rt_run_finalize frees the run through it */
+    sp_geometry geo; /* the device's: task validation checks lanes against its clusters */
     uint32_t sched_threads;
     uint32_t task_count;
     uint64_t edge_count;
@@ -56,6 +57,8 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
         return rc;
     }
     g->redzones = p->check;
+    g->check.lane_type = r->geo.lane_type;
+    g->check.lanes = r->geo.lanes;
     hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
     uint64_t(*ph)[2] = r->h.trace.phase_ns;
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
@@ -151,6 +154,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     if (!r)
         return SP_ENOMEM;
     rt_host_run_init(&r->h, p, geo);
+    r->geo = *geo;
     r->sched_threads = threads;
     uint64_t t0 = sp_now_ns();
     rc = sp_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);

@@ -14,7 +14,7 @@ _Static_assert((int)SP_EDGE_CREATOR == SP_TRACE_EDGE_CREATOR &&
                    (int)SP_EDGE_KINDS == SP_TRACE_EDGE_KINDS,
                "trace edge kinds are the TensorMap's");
 
-int hbg_trace_prepare(sp_trace_dev *t, const sp_rt_prepare *p, const hbg_graph *g, uint32_t threads,
+int hbg_trace_prepare(sp_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
                       void *image)
 {
     uint32_t level = p->config.trace_level;
