@@ -17,10 +17,10 @@
 
 #define EXPORT SP_EXPORT
 
-static int ctx_fail(sp_module_ctx *c, int status, const char *fmt, ...)
+static int ctx_fail(mod_ctx *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int ctx_fail(sp_module_ctx *c, int status, const char *fmt, ...)
+static int ctx_fail(mod_ctx *c, int status, const char *fmt, ...)
 {
     char msg[SP_MODULE_ERR_LEN];
     va_list ap;
@@ -45,7 +45,7 @@ static void run_identity(const sp_run_descriptor *d, char *buf, size_t len)
              (unsigned long long)d->run_epoch);
 }
 
-static int run_fail(sp_module_ctx *c, const sp_module_run *r, int status, const char *what)
+static int run_fail(mod_ctx *c, const mod_run *r, int status, const char *what)
 {
     char id[160];
     run_identity(&r->desc, id, sizeof id);
@@ -69,7 +69,7 @@ EXPORT int simpler_create_device_context(void **ctx_out)
 {
     if (!ctx_out)
         return SP_EINVAL;
-    sp_module_ctx *c = calloc(1, sizeof *c);
+    mod_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return SP_ENOMEM;
     pthread_mutex_init(&c->lock, NULL);
@@ -84,14 +84,14 @@ EXPORT int simpler_create_device_context(void **ctx_out)
 
 EXPORT int simpler_finalize_device(void *ctx)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     if (!c)
         return SP_EINVAL;
     if (c->prepared_runs)
         return ctx_fail(c, SP_EBUSY, "device %d has %u run(s) prepared; finalize them first",
                         c->device_id, c->prepared_runs);
     for (int i = 0; i < SP_MODULE_MAX_CALLABLES; i++) {
-        sp_loaded_callable_unload(&c->reg_api, c->callables[i]);
+        rt_loaded_callable_unload(&c->reg_api, c->callables[i]);
         c->callables[i] = NULL;
     }
     if (c->dev)
@@ -103,7 +103,7 @@ EXPORT int simpler_finalize_device(void *ctx)
 
 EXPORT int simpler_destroy_device_context(void *ctx)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     if (!c)
         return SP_EINVAL;
     int rc = simpler_finalize_device(c);
@@ -120,7 +120,7 @@ EXPORT int simpler_destroy_device_context(void *ctx)
 EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
                         const sp_settings *settings)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     if (!c)
         return SP_EINVAL;
     if (c->dev)
@@ -167,7 +167,7 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
 
 EXPORT int simpler_device_info(void *ctx, sp_device_info *out)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     if (!c || !out)
         return SP_EINVAL;
     if (!c->dev)
@@ -179,11 +179,11 @@ EXPORT int simpler_device_info(void *ctx, sp_device_info *out)
 
 EXPORT const char *simpler_last_error(void *ctx)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     return c ? c->last_error : "no context";
 }
 
-static int need_device(sp_module_ctx *c)
+static int need_device(mod_ctx *c)
 {
     if (!c)
         return SP_EINVAL;
@@ -199,7 +199,7 @@ EXPORT int simpler_device_malloc(void *ctx, uint64_t bytes, uint64_t *dev_out)
         return rc;
     if (!dev_out)
         return ctx_fail(ctx, SP_EINVAL, "device_malloc: NULL output pointer");
-    rc = sp_device_malloc(((sp_module_ctx *)ctx)->dev, bytes, dev_out);
+    rc = sp_device_malloc(((mod_ctx *)ctx)->dev, bytes, dev_out);
     return rc ? ctx_fail(ctx, rc, "device_malloc of %llu bytes", (unsigned long long)bytes) : 0;
 }
 
@@ -208,7 +208,7 @@ EXPORT int simpler_device_free(void *ctx, uint64_t dev_ptr)
     int rc = need_device(ctx);
     if (rc)
         return rc;
-    rc = sp_device_free(((sp_module_ctx *)ctx)->dev, dev_ptr);
+    rc = sp_device_free(((mod_ctx *)ctx)->dev, dev_ptr);
     return rc ? ctx_fail(ctx, rc, "device_free of 0x%llx", (unsigned long long)dev_ptr) : 0;
 }
 
@@ -217,7 +217,7 @@ EXPORT int simpler_copy_to_device(void *ctx, uint64_t dev_dst, const void *src, 
     int rc = need_device(ctx);
     if (rc)
         return rc;
-    rc = sp_device_copy_to(((sp_module_ctx *)ctx)->dev, dev_dst, src, bytes);
+    rc = sp_device_copy_to(((mod_ctx *)ctx)->dev, dev_dst, src, bytes);
     return rc ? ctx_fail(ctx, rc, "copy_to_device 0x%llx (%llu bytes)", (unsigned long long)dev_dst,
                          (unsigned long long)bytes)
               : 0;
@@ -228,7 +228,7 @@ EXPORT int simpler_copy_from_device(void *ctx, void *dst, uint64_t dev_src, uint
     int rc = need_device(ctx);
     if (rc)
         return rc;
-    rc = sp_device_copy_from(((sp_module_ctx *)ctx)->dev, dst, dev_src, bytes);
+    rc = sp_device_copy_from(((mod_ctx *)ctx)->dev, dst, dev_src, bytes);
     return rc ? ctx_fail(ctx, rc, "copy_from_device 0x%llx (%llu bytes)",
                          (unsigned long long)dev_src, (unsigned long long)bytes)
               : 0;
@@ -238,14 +238,14 @@ EXPORT int simpler_run_storage_size(size_t *size, size_t *align)
 {
     if (!size || !align)
         return SP_EINVAL;
-    *size = sizeof(sp_module_run);
+    *size = sizeof(mod_run);
     *align = 64;
     return SP_OK;
 }
 
 EXPORT int simpler_register_callable(void *ctx, uint32_t id, const void *blob, size_t size)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     int rc = need_device(c);
     if (rc)
         return rc;
@@ -263,8 +263,8 @@ EXPORT int simpler_register_callable(void *ctx, uint32_t id, const void *blob, s
     if (taken)
         return ctx_fail(c, SP_ECALLABLE, "callable id %u is already registered", id);
     char err[256] = "";
-    sp_loaded_callable *lc;
-    rc = sp_loaded_callable_load(&c->reg_api, id, blob, size, &lc, err, sizeof err);
+    rt_loaded_callable *lc;
+    rc = rt_loaded_callable_load(&c->reg_api, id, blob, size, &lc, err, sizeof err);
     if (rc)
         return ctx_fail(c, rc, "%s", err);
     c->callables[id] = lc;
@@ -273,7 +273,7 @@ EXPORT int simpler_register_callable(void *ctx, uint32_t id, const void *blob, s
 
 EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     int rc = need_device(c);
     if (rc)
         return rc;
@@ -282,13 +282,13 @@ EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
     if (c->prepared_runs)
         return ctx_fail(c, SP_EBUSY, "unregister_callable %u while %u run(s) are prepared", id,
                         c->prepared_runs);
-    sp_loaded_callable_unload(&c->reg_api, c->callables[id]);
+    rt_loaded_callable_unload(&c->reg_api, c->callables[id]);
     c->callables[id] = NULL;
     return SP_OK;
 }
 
 /* Take the run's slot and bank, or refuse if either is held or out of range. */
-static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *why, size_t len)
+static int hold_slot_bank(mod_ctx *c, const sp_run_descriptor *d, char *why, size_t len)
 {
     uint32_t depth = c->pipeline_depth;
     if (d->pipeline_slot >= depth || d->arena_bank >= depth) {
@@ -343,7 +343,7 @@ static int hold_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d, char *wh
     return rc;
 }
 
-static void release_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d)
+static void release_slot_bank(mod_ctx *c, const sp_run_descriptor *d)
 {
     pthread_mutex_lock(&c->lock);
     sp_device_storage_unlease(c->dev, SP_STORAGE_SLOT, c->dev_slot[d->pipeline_slot]);
@@ -358,11 +358,11 @@ static void release_slot_bank(sp_module_ctx *c, const sp_run_descriptor *d)
 EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const sp_args *args,
                                const sp_call_config *config, const sp_run_descriptor *desc)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     int rc = need_device(c);
     if (rc)
         return rc;
-    sp_module_run *r = run;
+    mod_run *r = run;
     if (!r || !desc || !args)
         return ctx_fail(c, SP_EINVAL, "prepare_run: NULL run storage, arguments or descriptor");
     if (((uintptr_t)r & 63) != 0)
@@ -430,7 +430,7 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
     return SP_OK;
 }
 
-static int check_run(sp_module_ctx *c, sp_module_run *r, const char *op)
+static int check_run(mod_ctx *c, mod_run *r, const char *op)
 {
     if (!c)
         return SP_EINVAL;
@@ -446,8 +446,8 @@ static int check_run(sp_module_ctx *c, sp_module_run *r, const char *op)
 
 EXPORT int simpler_launch_run(void *ctx, void *run)
 {
-    sp_module_ctx *c = ctx;
-    sp_module_run *r = run;
+    mod_ctx *c = ctx;
+    mod_run *r = run;
     int rc = check_run(c, r, "launch_run");
     if (rc)
         return rc;
@@ -475,7 +475,7 @@ EXPORT int simpler_launch_run(void *ctx, void *run)
     return SP_OK;
 }
 
-static int settle(sp_module_ctx *c, sp_module_run *r, int rc)
+static int settle(mod_ctx *c, mod_run *r, int rc)
 {
     r->state = RUN_DONE;
     r->result = rc;
@@ -485,8 +485,8 @@ static int settle(sp_module_ctx *c, sp_module_run *r, int rc)
 
 EXPORT int simpler_poll_run(void *ctx, void *run)
 {
-    sp_module_ctx *c = ctx;
-    sp_module_run *r = run;
+    mod_ctx *c = ctx;
+    mod_run *r = run;
     int rc = check_run(c, r, "poll_run");
     if (rc)
         return rc;
@@ -503,8 +503,8 @@ EXPORT int simpler_poll_run(void *ctx, void *run)
 
 EXPORT int simpler_wait_run(void *ctx, void *run, uint64_t timeout_ns)
 {
-    sp_module_ctx *c = ctx;
-    sp_module_run *r = run;
+    mod_ctx *c = ctx;
+    mod_run *r = run;
     int rc = check_run(c, r, "wait_run");
     if (rc)
         return rc;
@@ -522,8 +522,8 @@ EXPORT int simpler_wait_run(void *ctx, void *run, uint64_t timeout_ns)
 
 EXPORT int simpler_finalize_run(void *ctx, void *run)
 {
-    sp_module_ctx *c = ctx;
-    sp_module_run *r = run;
+    mod_ctx *c = ctx;
+    mod_run *r = run;
     int rc = check_run(c, r, "finalize_run");
     if (rc)
         return rc;
@@ -543,8 +543,8 @@ EXPORT int simpler_finalize_run(void *ctx, void *run)
 
 EXPORT int simpler_run_stats(void *ctx, void *run, sp_run_stats *out)
 {
-    sp_module_ctx *c = ctx;
-    sp_module_run *r = run;
+    mod_ctx *c = ctx;
+    mod_run *r = run;
     int rc = check_run(c, r, "run_stats");
     if (rc)
         return rc;
@@ -559,7 +559,7 @@ EXPORT int simpler_run_stats(void *ctx, void *run, sp_run_stats *out)
 EXPORT int simpler_probe_storage(void *ctx, uint32_t pipeline_slot, uint32_t arena_bank,
                                  sp_storage_probe *out)
 {
-    sp_module_ctx *c = ctx;
+    mod_ctx *c = ctx;
     int rc = need_device(c);
     if (rc)
         return rc;
@@ -602,7 +602,7 @@ EXPORT int simpler_run(void *ctx, void *run, uint32_t callable_id, const sp_args
         rc = simpler_wait_run(ctx, run, 0);
     /* The caller reads stats before finalize; simpler_run leaves the run
      * DONE so it can, and the caller finalizes. */
-    if (rc && ((sp_module_run *)run)->state != RUN_DONE) {
+    if (rc && ((mod_run *)run)->state != RUN_DONE) {
         simpler_finalize_run(ctx, run);
         return rc;
     }
@@ -611,8 +611,8 @@ EXPORT int simpler_run(void *ctx, void *run, uint32_t callable_id, const sp_args
 
 EXPORT int simpler_run_trace(void *ctx, void *run, sp_run_trace *io)
 {
-    sp_module_ctx *c = ctx;
-    sp_module_run *r = run;
+    mod_ctx *c = ctx;
+    mod_run *r = run;
     int rc = check_run(c, r, "run_trace");
     if (rc)
         return rc;

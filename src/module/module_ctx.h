@@ -16,7 +16,7 @@
 #define SP_MODULE_MAX_CALLABLES 256
 #define SP_MODULE_ERR_LEN 512
 
-typedef struct sp_module_ctx {
+typedef struct mod_ctx {
     pthread_mutex_t lock; /* registry, slots, banks, last error */
     const rt_ops *rt;     /* the runtime this module was built with */
     sp_device *dev;
@@ -35,14 +35,14 @@ typedef struct sp_module_ctx {
     uint32_t dev_slot[SP_PIPELINE_MAX_DEPTH];
     uint32_t dev_bank[SP_PIPELINE_MAX_DEPTH];
     bool unusable; /* a launch half-started: refuse runs until re-created */
-    sp_host_scratch scratch[SP_PIPELINE_MAX_DEPTH][SP_HOST_SCRATCH_SLOT_BUFFERS];
-    sp_loaded_callable *callables[SP_MODULE_MAX_CALLABLES];
+    rt_host_scratch scratch[SP_PIPELINE_MAX_DEPTH][SP_HOST_SCRATCH_SLOT_BUFFERS];
+    rt_loaded_callable *callables[SP_MODULE_MAX_CALLABLES];
     char last_error[SP_MODULE_ERR_LEN];
-} sp_module_ctx;
+} mod_ctx;
 
 enum { RUN_EMPTY = 0, RUN_PREPARED = 1, RUN_LAUNCHED = 2, RUN_DONE = 3 };
 
-typedef struct sp_module_run {
+typedef struct mod_run {
     uint64_t magic; /* SP_RUN_STORAGE_MAGIC while prepared */
     uint32_t state;
     uint32_t callable_id;
@@ -55,6 +55,6 @@ typedef struct sp_module_run {
     /* Where the runtime records why the run failed, from prepare to
      * finalize (rt_prepare.err); cleared before each call. */
     char err[SP_MODULE_ERR_LEN];
-} sp_module_run;
+} mod_run;
 
 #endif

@@ -24,21 +24,21 @@ typedef struct rt_run rt_run; /* the runtime's per-run state */
  * into pages that are already mapped. A slot has
  * SP_HOST_SCRATCH_SLOT_BUFFERS of them; the runtime decides what each
  * holds. The module layer frees `ptr` when the context goes. */
-typedef struct sp_host_scratch {
+typedef struct rt_host_scratch {
     void *ptr;
     size_t cap;
-} sp_host_scratch;
+} rt_host_scratch;
 
 #define SP_HOST_SCRATCH_SLOT_BUFFERS 8
 
 /* Grow `s` to at least `bytes` (contents not kept). 0 or SP_ENOMEM. */
-int sp_host_scratch_reserve(sp_host_scratch *s, size_t bytes);
+int rt_host_scratch_reserve(rt_host_scratch *s, size_t bytes);
 /* Grow `s` to at least `bytes`, its first `keep` bytes kept, backed by huge
  * pages (2 MiB aligned, MADV_HUGEPAGE: a hint) from `huge_from` bytes on (2
  * MiB at least; SIZE_MAX: never) — for big stores whose first run would
  * otherwise fault in tens of MB by 4 KiB pages. 0 or SP_ENOMEM (s
  * unchanged). */
-int sp_host_scratch_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t huge_from);
+int rt_host_scratch_grow(rt_host_scratch *s, size_t bytes, size_t keep, size_t huge_from);
 #define SP_HOST_SCRATCH_HUGE_PAGE ((size_t)2 << 20)
 
 /* What a run is prepared from. The message buffer `err` is the run's: it
@@ -48,7 +48,7 @@ int sp_host_scratch_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t h
  * context's last error. */
 typedef struct rt_prepare {
     const sp_host_api *api; /* bound to the run's slot and bank: the way to the platform */
-    const sp_loaded_callable *callable;
+    const rt_loaded_callable *callable;
     const sp_args *args;
     sp_call_config config; /* as the caller gave it (zero: none) */
     /* What the run gets where the config leaves it 0, resolved by the
@@ -56,7 +56,7 @@ typedef struct rt_prepare {
     uint64_t kernel_timeout_ns; /* per-task timeout */
     uint64_t orch_timeout_ns;   /* the orchestration's watchdog */
     bool check;                 /* the checking mode (red zones) */
-    sp_host_scratch *scratch;   /* the slot's SP_HOST_SCRATCH_SLOT_BUFFERS buffers */
+    rt_host_scratch *scratch;   /* the slot's SP_HOST_SCRATCH_SLOT_BUFFERS buffers */
     char *err;
     size_t err_len;
 } rt_prepare;

@@ -16,14 +16,14 @@
 /* Process-unique epochs: a run handle names one run in this process. */
 static _Atomic uint64_t epoch_counter;
 
-static void lease_fail(sp_worker *w, sp_lease *l, int rc)
+static void lease_fail(sp_worker *w, wk_lease *l, int rc)
 {
     l->result = rc;
     snprintf(l->error, sizeof l->error, "%s", w->m.simpler_last_error(w->ctx));
 }
 
 /* Launch, wait for and finalize one prepared run; publish its result. */
-static void lane_execute(sp_worker *w, sp_lease *l)
+static void lane_execute(sp_worker *w, wk_lease *l)
 {
     sp_waitword_store(&l->state, LEASE_RUNNING);
     l->result = SP_OK;
@@ -64,7 +64,7 @@ static void lane_execute(sp_worker *w, sp_lease *l)
         lease_fail(w, l, rc);
     l->trace.level = 0;
     if (launched) /* a failed run's trace too; before finalize frees the records */
-        sp_lease_trace_capture(w, l);
+        wk_lease_trace_capture(w, l);
     /* Finalize even after a failure: it releases the slot and the staging. */
     int frc = w->m.simpler_finalize_run(w->ctx, l->run);
     if (frc && l->result == SP_OK)
@@ -73,11 +73,11 @@ static void lane_execute(sp_worker *w, sp_lease *l)
 }
 
 /* The prepared lease with the lowest dispatch id, or NULL. */
-static sp_lease *lane_next(sp_worker *w)
+static wk_lease *lane_next(sp_worker *w)
 {
-    sp_lease *best = NULL;
+    wk_lease *best = NULL;
     for (uint32_t s = 0; s < w->depth; s++) {
-        sp_lease *l = &w->lease[s];
+        wk_lease *l = &w->lease[s];
         if (sp_waitword_load(&l->state) == LEASE_PREPARED &&
             (!best || l->dispatch_id < best->dispatch_id))
             best = l;
@@ -90,7 +90,7 @@ static void *lane_main(void *arg)
     sp_worker *w = arg;
     for (;;) {
         uint32_t snap = sp_waitword_load(&w->kick);
-        sp_lease *l = lane_next(w);
+        wk_lease *l = lane_next(w);
         if (l) {
             lane_execute(w, l);
             continue;
@@ -101,7 +101,7 @@ static void *lane_main(void *arg)
     }
 }
 
-int sp_lane_start(sp_worker *w)
+int wk_lane_start(sp_worker *w)
 {
     if (pthread_create(&w->lane, NULL, lane_main, w) != 0)
         return SP_ESYS;
@@ -109,7 +109,7 @@ int sp_lane_start(sp_worker *w)
     return SP_OK;
 }
 
-bool sp_lane_stop(sp_worker *w)
+bool wk_lane_stop(sp_worker *w)
 {
     if (!w->lane_started)
         return true;
@@ -146,7 +146,7 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
                            "an earlier run's device side never finished (SP_ESTALL): this worker "
                            "can only be closed");
     pthread_mutex_lock(&w->submit_lock);
-    sp_lease *l = NULL;
+    wk_lease *l = NULL;
     uint32_t slot = 0;
     for (; slot < w->depth; slot++)
         if (sp_waitword_load(&w->lease[slot].state) == LEASE_FREE) {
@@ -195,11 +195,11 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
 }
 
 /* The lease a handle names, or NULL if the handle is stale or foreign. */
-static sp_lease *lease_of(sp_worker *w, const sp_run_handle *h)
+static wk_lease *lease_of(sp_worker *w, const sp_run_handle *h)
 {
     if (!h || h->slot >= w->depth || h->generation == 0)
         return NULL;
-    sp_lease *l = &w->lease[h->slot];
+    wk_lease *l = &w->lease[h->slot];
     uint32_t st = sp_waitword_load(&l->state);
     if (st == LEASE_FREE || l->generation != h->generation || l->epoch != h->epoch ||
         l->run_id != h->run_id)
@@ -211,7 +211,7 @@ SP_EXPORT int sp_worker_poll(sp_worker *w, const sp_run_handle *h)
 {
     if (!w)
         return SP_EINVAL;
-    sp_lease *l = lease_of(w, h);
+    wk_lease *l = lease_of(w, h);
     if (!l)
         return worker_fail(w, SP_ESTALE, "%s", "poll: run handle is stale or was waited for");
     return sp_waitword_load(&l->state) == LEASE_DONE ? l->result : SP_RUN_NOT_READY;
@@ -223,7 +223,7 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
 {
     if (!w)
         return SP_EINVAL;
-    sp_lease *l = lease_of(w, h);
+    wk_lease *l = lease_of(w, h);
     if (!l)
         return worker_fail(w, SP_ESTALE, "%s", "wait: run handle is stale or was waited for");
     uint32_t st;
@@ -245,7 +245,7 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
     int rc = l->result;
     if (stats)
         *stats = l->stats;
-    sp_lease_trace_take(w, l);
+    wk_lease_trace_take(w, l);
     if (rc)
         worker_fail(w, rc, "%s", l->error);
     /* The slot is free again; this handle's generation is now stale. */

@@ -8,7 +8,7 @@
 
 #include "simpler/status.h"
 
-int sp_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_len)
+int wk_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_len)
 {
     if (!c) {
         snprintf(err, err_len, "module returned no pipeline contract");
@@ -78,7 +78,7 @@ int sp_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_le
     return SP_OK;
 }
 
-int sp_module_open(const char *path, sp_module_api *api, char *err, size_t err_len)
+int wk_module_open(const char *path, wk_module_api *api, char *err, size_t err_len)
 {
     memset(api, 0, sizeof *api);
     if (!path) {
@@ -95,22 +95,22 @@ int sp_module_open(const char *path, sp_module_api *api, char *err, size_t err_l
     api->name = (name##_fn)dlsym(api->handle, #name);                                              \
     if (!api->name) {                                                                              \
         snprintf(err, err_len, "module '%s' lacks mandatory symbol '%s'", path, #name);            \
-        sp_module_close(api);                                                                      \
+        wk_module_close(api);                                                                      \
         return SP_EMODULE_SYMBOL;                                                                  \
     }
     SP_MODULE_SYMBOLS(SP_MODULE_RESOLVE)
 #undef SP_MODULE_RESOLVE
     char why[256];
-    int rc = sp_contract_validate(api->simpler_get_pipeline_contract(), why, sizeof why);
+    int rc = wk_contract_validate(api->simpler_get_pipeline_contract(), why, sizeof why);
     if (rc) {
         snprintf(err, err_len, "module '%s' refused: %s", path, why);
-        sp_module_close(api);
+        wk_module_close(api);
         return rc;
     }
     return SP_OK;
 }
 
-void sp_module_close(sp_module_api *api)
+void wk_module_close(wk_module_api *api)
 {
     if (api->handle)
         dlclose(api->handle);

@@ -8,17 +8,17 @@
 
 #include "simpler/module.h"
 
-typedef struct sp_module_api {
+typedef struct wk_module_api {
     void *handle;
 #define SP_MODULE_FIELD(name) name##_fn name;
     SP_MODULE_SYMBOLS(SP_MODULE_FIELD)
 #undef SP_MODULE_FIELD
-} sp_module_api;
+} wk_module_api;
 
 /* Load and check the module at `path`. 0, or a status with `err` set. */
-int sp_module_open(const char *path, sp_module_api *api, char *err, size_t err_len);
-void sp_module_close(sp_module_api *api);
+int wk_module_open(const char *path, wk_module_api *api, char *err, size_t err_len);
+void wk_module_close(wk_module_api *api);
 /* Check a contract against what this worker accepts; 0 or SP_EABI / SP_ECONTRACT. */
-int sp_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_len);
+int wk_contract_validate(const sp_pipeline_contract *c, char *err, size_t err_len);
 
 #endif

@@ -20,7 +20,7 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
     return SP_OK;
 }
 
-void sp_lease_trace_capture(sp_worker *w, sp_lease *l)
+void wk_lease_trace_capture(sp_worker *w, wk_lease *l)
 {
     sp_run_trace *t = &l->trace;
     void *recs = t->records, *edges = t->edges;
@@ -45,14 +45,14 @@ void sp_lease_trace_capture(sp_worker *w, sp_lease *l)
     t->edge_cap = ecap;
 }
 
-void sp_lease_trace_take(sp_worker *w, sp_lease *l)
+void wk_lease_trace_take(sp_worker *w, wk_lease *l)
 {
     sp_run_trace mine = w->trace;
     w->trace = l->trace;
     l->trace = mine; /* the lease reuses the older buffers */
 }
 
-void sp_worker_trace_free(sp_worker *w)
+void wk_trace_free(sp_worker *w)
 {
     free(w->trace.records);
     free(w->trace.edges);

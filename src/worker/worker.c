@@ -85,7 +85,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     w->settings = o.settings;
     w->close_timeout_ns =
         (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
-    rc = sp_module_open(module_path, &w->m, err, err_len);
+    rc = wk_module_open(module_path, &w->m, err, err_len);
     if (rc) {
         pthread_mutex_destroy(&w->submit_lock);
         free(w);
@@ -123,7 +123,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
         sp_worker_close(w);
         return rc;
     }
-    if ((rc = sp_lane_start(w)) != SP_OK) {
+    if ((rc = wk_lane_start(w)) != SP_OK) {
         snprintf(err, err_len, "cannot start the worker's lane thread");
         sp_worker_close(w);
         return rc;
@@ -150,7 +150,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
     if (!w)
         return;
     /* Runs still queued execute first, within the close bound. */
-    if (!sp_lane_stop(w)) {
+    if (!wk_lane_stop(w)) {
         /* The lane waits for a device side that never ends and still
          * uses the worker: everything is left to it (the process keeps it). */
         SP_WARN("worker closed while its lane still waited for a run after %llu ms: the lane, "
@@ -159,7 +159,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
         keep_worker(w);
         return;
     }
-    sp_worker_trace_free(w);
+    wk_trace_free(w);
     if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
         /* A launched run never finished: the device side still uses the
          * context, the run storage and the module's code. Keep them. */
@@ -172,7 +172,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
         w->m.simpler_destroy_device_context(w->ctx);
     for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
         free(w->lease[s].run);
-    sp_module_close(&w->m);
+    wk_module_close(&w->m);
     pthread_mutex_destroy(&w->submit_lock);
     free(w);
 }

@@ -21,7 +21,7 @@ enum {
 };
 
 /* One pipeline slot's lease: the run that holds the slot, from submit to wait. */
-typedef struct sp_lease {
+typedef struct wk_lease {
     _Alignas(SP_CACHE_LINE) sp_waitword state; /* LEASE_*: waiters park on it */
     uint64_t generation;                       /* bumped at each acquire; 0 never valid */
     uint64_t epoch;
@@ -33,15 +33,15 @@ typedef struct sp_lease {
     sp_run_stats stats;
     char error[640];
     sp_run_trace trace; /* the run's trace (trace.c); buffers reused */
-} sp_lease;
+} wk_lease;
 
 struct sp_worker {
-    sp_module_api m;
+    wk_module_api m;
     void *ctx;
     size_t run_size;
     uint32_t depth;      /* leases in the lane: 1, or 2 with concurrent prepare */
     uint32_t bank_of[2]; /* arena bank each slot's runs use */
-    sp_lease lease[SP_PIPELINE_MAX_DEPTH];
+    wk_lease lease[SP_PIPELINE_MAX_DEPTH];
 
     pthread_mutex_t submit_lock; /* lease acquisition and ids (not per task) */
     uint64_t next_run_id;
@@ -70,15 +70,15 @@ struct sp_worker {
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
 
 /* Start / stop the lane thread that launches queued runs in order. */
-int sp_lane_start(sp_worker *w);
+int wk_lane_start(sp_worker *w);
 /* False: the lane did not stop within w->close_timeout_ns (it waits for a
  * device side that never ends) and was left running, detached. */
-bool sp_lane_stop(sp_worker *w);
+bool wk_lane_stop(sp_worker *w);
 
 /* trace.c: copy a completed run's trace into its lease (before finalize),
  * hand it to the worker at wait, free every trace buffer at close. */
-void sp_lease_trace_capture(sp_worker *w, sp_lease *l);
-void sp_lease_trace_take(sp_worker *w, sp_lease *l);
-void sp_worker_trace_free(sp_worker *w);
+void wk_lease_trace_capture(sp_worker *w, wk_lease *l);
+void wk_lease_trace_take(sp_worker *w, wk_lease *l);
+void wk_trace_free(sp_worker *w);
 
 #endif

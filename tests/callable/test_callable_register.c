@@ -31,13 +31,13 @@
 #define HBG_MODULE SP_MODULE_DIR "/libsimpler_hbg_sim.so"
 #define FAULT_SO SP_TEST_KERNEL_DIR "/fault_load.so"
 
-static sp_module_api m;
+static wk_module_api m;
 static void *ctx;
 
 static void setup(void)
 {
     char err[512] = "";
-    cr_assert_eq(sp_module_open(HBG_MODULE, &m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(HBG_MODULE, &m, err, sizeof err), SP_OK, "%s", err);
     cr_assert_eq(m.simpler_bind_logging(4 /* off: failures are expected */, NULL, NULL), SP_OK);
     cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
     sp_call_config prewarm = {.clusters = 1, .sched_threads = 1};
@@ -48,7 +48,7 @@ static void teardown(void)
 {
     if (ctx)
         m.simpler_destroy_device_context(ctx);
-    sp_module_close(&m);
+    wk_module_close(&m);
 }
 
 TestSuite(register, .init = setup, .fini = teardown);

@@ -1,9 +1,9 @@
 /* Fuzz target for argument validation: the input bytes are untrusted
  * arguments, read field by field (missing bytes read as zero). The first
  * byte picks what they feed:
- *   0  a run's sp_args into sp_staging_stage, through a fake sp_host_api that
+ *   0  a run's sp_args into rt_staging_stage, through a fake sp_host_api that
  *      records every call and checks it stays inside the temp buffer it gave;
- *   1  an sp_task into sp_task_validate, against a callable and device ranges
+ *   1  an sp_task into rt_task_validate, against a callable and device ranges
  *      built from the input, with and without memos;
  *   2  a tensor view into the helpers of simpler/tensor.h.
  * Whatever the validator accepts is re-checked here with independent 128-bit
@@ -245,7 +245,7 @@ static bool is_output(uint8_t dir)
 static void fuzz_staging(reader *r)
 {
     sp_args *args = calloc(1, sizeof *args);
-    sp_staging *st = calloc(1, sizeof *st);
+    rt_staging *st = calloc(1, sizeof *st);
     fake_device *f = calloc(1, sizeof *f);
     CHECK(args && st && f);
     args->tensor_count = rd_u16(r);
@@ -270,8 +270,8 @@ static void fuzz_staging(reader *r)
     if (err_len)
         err[0] = '\0';
     bool map = flags & 1;
-    CHECK(sp_staging_stage(st, &api, NULL, map, false, err, err_len) == SP_EINVAL);
-    int rc = sp_staging_stage(st, &api, args, map, false, err, err_len);
+    CHECK(rt_staging_stage(st, &api, NULL, map, false, err, err_len) == SP_EINVAL);
+    int rc = rt_staging_stage(st, &api, args, map, false, err, err_len);
     if (rc != SP_OK) {
         CHECK(rc == SP_EINVAL || rc == SP_EDTYPE || rc == SP_ESHAPE || rc == SP_EDEVMEM ||
               rc == SP_EBOUNDS);
@@ -289,7 +289,7 @@ static void fuzz_staging(reader *r)
     int in = 0;
     for (uint32_t i = 0; i < nt; i++) {
         const sp_tensor *h = &args->tensors[i];
-        const sp_staged_tensor *s = &st->t[i];
+        const rt_staged_tensor *s = &st->t[i];
         CHECK(args->dirs[i] >= SP_IN && args->dirs[i] <= SP_NO_DEP);
         CHECK(h->addr != 0 && h->buf_bytes > 0 && model_valid(h));
         CHECK(s->bytes == h->buf_bytes && s->host == (void *)(uintptr_t)h->addr);
@@ -311,9 +311,9 @@ static void fuzz_staging(reader *r)
     }
     CHECK(in == f->copies_in);
 
-    sp_staging_unmap(st, &api);
+    rt_staging_unmap(st, &api);
     CHECK(f->live_maps == 0);
-    rc = sp_staging_copy_back(st, &api, err, err_len);
+    rc = rt_staging_copy_back(st, &api, err, err_len);
     CHECK(rc == SP_OK || rc == SP_EBOUNDS);
     if (rc == SP_OK) {
         int out = 0;
@@ -326,7 +326,7 @@ static void fuzz_staging(reader *r)
         }
         CHECK(out == f->copies_out);
     }
-    sp_staging_release(st, &api);
+    rt_staging_release(st, &api);
     CHECK(st->count == 0 && f->live_maps == 0);
 out:
     free(err);
@@ -379,7 +379,7 @@ static void check_signature_match(const sp_task *t, const char *sig)
 
 /* A callable as a validated blob would give: func_ids >= 0 and unique,
  * signatures of "ioxens" within the task limits. */
-static void read_callable(reader *r, sp_loaded_callable *lc, sp_loaded_kernel *k, char (*sig)[64])
+static void read_callable(reader *r, rt_loaded_callable *lc, rt_loaded_kernel *k, char (*sig)[64])
 {
     memset(lc, 0, sizeof *lc);
     lc->kernels = k;
@@ -396,9 +396,9 @@ static void read_callable(reader *r, sp_loaded_callable *lc, sp_loaded_kernel *k
                 s[n++] = c;
         }
         s[n] = '\0';
-        if (func_id < 0 || sp_loaded_callable_kernel(lc, func_id) >= 0)
+        if (func_id < 0 || rt_loaded_callable_kernel(lc, func_id) >= 0)
             continue;
-        k[lc->kernel_count] = (sp_loaded_kernel){
+        k[lc->kernel_count] = (rt_loaded_kernel){
             .func_id = func_id, .core_type = core, .entry = "fuzz_kernel", .signature = s};
         if (func_id < SP_FUNC_ID_DIRECT)
             lc->by_func_id[func_id] = (int16_t)(lc->kernel_count + 1);
@@ -414,8 +414,8 @@ static void read_callable(reader *r, sp_loaded_callable *lc, sp_loaded_kernel *k
  * tensor (up to 32), i64 per dependency (up to 16). */
 static void fuzz_task(reader *r)
 {
-    sp_loaded_callable *lc = calloc(1, sizeof *lc);
-    sp_loaded_kernel k[FUZZ_MAX_KERNELS];
+    rt_loaded_callable *lc = calloc(1, sizeof *lc);
+    rt_loaded_kernel k[FUZZ_MAX_KERNELS];
     char sig[FUZZ_MAX_KERNELS][64];
     CHECK(lc);
     read_callable(r, lc, k, sig);
@@ -436,7 +436,7 @@ static void fuzz_task(reader *r)
     CHECK(msg);
     if (msg_len)
         msg[0] = '\0';
-    sp_task_check c = {.callable = dc,
+    rt_task_check c = {.callable = dc,
                        .ranges = range_count ? ranges : NULL,
                        .range_count = range_count,
                        .heap = heap,
@@ -471,20 +471,20 @@ static void fuzz_task(reader *r)
         t.deps[i] = rd_i64(r);
 
     int32_t kernel[3] = {-2, -2, -2};
-    CHECK(sp_task_validate(&c, id, NULL, kernel) == SP_EINVAL);
-    int rc = sp_task_validate(&c, id, &t, kernel);
+    CHECK(rt_task_validate(&c, id, NULL, kernel) == SP_EINVAL);
+    int rc = rt_task_validate(&c, id, &t, kernel);
     /* Through a lane and a view memo, the first time (misses) and again
      * (hits): the same verdict and kernels as without them. */
-    sp_lane_memo memo[SP_LANE_MEMO_SLOTS];
-    sp_view_memo view;
+    rt_lane_memo memo[SP_LANE_MEMO_SLOTS];
+    rt_view_memo view;
     memset(memo, 0, sizeof memo);
     memset(&view, 0, sizeof view);
-    sp_task_check cm = c;
+    rt_task_check cm = c;
     cm.memo = memo;
     cm.view = &view;
     for (int pass = 0; pass < 2; pass++) {
         int32_t km[3] = {-2, -2, -2};
-        CHECK(sp_task_validate(&cm, id, &t, km) == rc);
+        CHECK(rt_task_validate(&cm, id, &t, km) == rc);
         CHECK(rc != SP_OK || memcmp(km, kernel, sizeof km) == 0);
     }
     if (rc != SP_OK) {
@@ -507,7 +507,7 @@ static void fuzz_task(reader *r)
         }
         CHECK(lane_allowed(t.shape, l));
         CHECK(kernel[l] >= 0 && (uint32_t)kernel[l] < lc->kernel_count);
-        const sp_loaded_kernel *lk = &lc->kernels[kernel[l]];
+        const rt_loaded_kernel *lk = &lc->kernels[kernel[l]];
         CHECK(lk->func_id == t.func_id[l] && lk->core_type == lane_core[l]);
         check_signature_match(&t, lk->signature);
         lanes++;

@@ -31,7 +31,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static sp_module_api m;
+static wk_module_api m;
 static void *ctx;
 static uint8_t *good_orch, *good_kernel;
 static size_t good_orch_size, good_kernel_size;
@@ -55,7 +55,7 @@ static uint8_t *read_all(const char *path, size_t *size)
 static void teardown(void)
 {
     m.simpler_destroy_device_context(ctx);
-    sp_module_close(&m);
+    wk_module_close(&m);
     free(good_orch);
     free(good_kernel);
 }
@@ -65,7 +65,7 @@ static void init_once(void)
     if (ctx)
         return;
     char err[512];
-    CHECK(sp_module_open(SP_MODULE_DIR "/libsimpler_hbg_sim.so", &m, err, sizeof err) == SP_OK);
+    CHECK(wk_module_open(SP_MODULE_DIR "/libsimpler_hbg_sim.so", &m, err, sizeof err) == SP_OK);
     CHECK(m.simpler_bind_logging(4, NULL, NULL) == SP_OK);
     CHECK(m.simpler_create_device_context(&ctx) == SP_OK);
     sp_call_config prewarm = {.clusters = 1, .sched_threads = 1};

@@ -23,7 +23,7 @@ static const char *const modules[2] = {SP_MODULE_DIR "/libsimpler_hbg_sim.so",
                                        SP_MODULE_DIR "/libsimpler_tmr_sim.so"};
 #define VECTOR_SPC SP_BUILD_DIR "/examples/vector_example.spc"
 
-static sp_module_api m;
+static wk_module_api m;
 static void *ctx;
 static size_t run_bytes;
 static ex_instance inst;
@@ -88,7 +88,7 @@ static void check_outputs(void)
 static void open_module(int mod)
 {
     char err[512] = "";
-    cr_assert_eq(sp_module_open(modules[mod], &m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(modules[mod], &m, err, sizeof err), SP_OK, "%s", err);
     m.simpler_bind_logging(4 /* off */, quiet, NULL);
     size_t align;
     cr_assert_eq(m.simpler_run_storage_size(&run_bytes, &align), SP_OK);
@@ -107,7 +107,7 @@ static void close_module(void)
     if (ctx)
         assert_ok(m.simpler_destroy_device_context(ctx));
     ctx = NULL;
-    sp_module_close(&m);
+    wk_module_close(&m);
     ex_instance_free(&inst);
 }
 

@@ -71,12 +71,12 @@ Test(module_refusal, not_a_shared_object)
 Test(module_refusal, bad_contract_module_is_valid_unbroken)
 {
     unsetenv("SP_TEST_BAD_CONTRACT");
-    sp_module_api api;
+    wk_module_api api;
     err[0] = '\0';
-    int rc = sp_module_open(MODULE("bad_contract"), &api, err, sizeof err);
+    int rc = wk_module_open(MODULE("bad_contract"), &api, err, sizeof err);
     cr_assert_eq(rc, SP_OK, "%s: %s", sp_status_name(rc), err);
     cr_assert_not_null(api.simpler_run);
-    sp_module_close(&api);
+    wk_module_close(&api);
 }
 
 Test(module_refusal, contract_depth_zero)

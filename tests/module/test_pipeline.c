@@ -24,7 +24,7 @@
 #define Y_LEN 64
 
 typedef struct rig {
-    sp_module_api m;
+    wk_module_api m;
     void *ctx;
     void *run[2];
     uint64_t y[2][Y_LEN];
@@ -36,7 +36,7 @@ static rig R;
 static void rig_open_with(const char *module, const sp_settings *settings)
 {
     char err[1024] = "";
-    cr_assert_eq(sp_module_open(module, &R.m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(module, &R.m, err, sizeof err), SP_OK, "%s", err);
     R.m.simpler_bind_logging(4, NULL, NULL); /* failures below are expected */
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
     cr_assert_eq(R.m.simpler_init(R.ctx, 0, NULL, settings), SP_OK, "%s",
@@ -71,7 +71,7 @@ static void rig_close(void)
 {
     if (R.ctx)
         R.m.simpler_destroy_device_context(R.ctx);
-    sp_module_close(&R.m);
+    wk_module_close(&R.m);
     free(R.run[0]);
     free(R.run[1]);
     memset(&R, 0, sizeof R);
@@ -283,7 +283,7 @@ ParameterizedTest(int *mod, pipeline, out_of_range_settings_are_refused_at_init,
                   .timeout = 60)
 {
     char err[1024] = "";
-    cr_assert_eq(sp_module_open(modules[*mod], &R.m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(modules[*mod], &R.m, err, sizeof err), SP_OK, "%s", err);
     R.m.simpler_bind_logging(4, NULL, NULL);
     cr_assert_eq(R.m.simpler_create_device_context(&R.ctx), SP_OK);
     static const struct {

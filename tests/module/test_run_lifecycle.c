@@ -20,7 +20,7 @@
 #define CALLABLE_ID 3
 #define RUN_ID 4242
 
-static sp_module_api m;
+static wk_module_api m;
 static void *ctx;
 static size_t run_size, run_align;
 static ex_instance inst;
@@ -63,7 +63,7 @@ static int register_example(uint32_t id)
 static void setup(void)
 {
     char err[512] = "";
-    int rc = sp_module_open(HBG_MODULE, &m, err, sizeof err);
+    int rc = wk_module_open(HBG_MODULE, &m, err, sizeof err);
     cr_assert_eq(rc, SP_OK, "%s", err);
     cr_assert_eq(m.simpler_bind_logging(2 /* warnings and errors */, log_sink, NULL), SP_OK);
     cr_assert_eq(m.simpler_run_storage_size(&run_size, &run_align), SP_OK);
@@ -91,7 +91,7 @@ static void close_and_check_leaks(void)
     cr_assert_eq(rc, SP_OK, "destroy: %s (a run still prepared?)", sp_status_name(rc));
     ctx = NULL;
     cr_assert_eq(leak_lines, 0, "the device reported %d leftover line(s) at teardown", leak_lines);
-    sp_module_close(&m);
+    wk_module_close(&m);
 }
 
 TestSuite(lifecycle, .init = setup, .fini = teardown);

@@ -48,7 +48,7 @@ enum {
     MODE_HUGE_OUTPUT = 12,
 };
 
-static sp_module_api m;
+static wk_module_api m;
 static void *ctx;
 static void *run;
 static size_t run_size;
@@ -78,7 +78,7 @@ static void build_callable(void **blob, size_t *size)
 static void setup(void)
 {
     char err[512] = "";
-    cr_assert_eq(sp_module_open(HBG_MODULE, &m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(HBG_MODULE, &m, err, sizeof err), SP_OK, "%s", err);
     cr_assert_eq(m.simpler_bind_logging(4 /* off: failures are expected */, NULL, NULL), SP_OK);
     cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
     sp_call_config prewarm = {.clusters = 1, .sched_threads = 1};
@@ -109,7 +109,7 @@ static void teardown(void)
 {
     if (ctx)
         cr_assert_eq(m.simpler_destroy_device_context(ctx), SP_OK, "a run is still prepared");
-    sp_module_close(&m);
+    wk_module_close(&m);
     free(run);
 }
 
@@ -259,8 +259,8 @@ typedef struct region {
 
 static sp_device *pdev;
 static sp_host_api papi;
-static sp_loaded_callable plc;
-static sp_loaded_kernel pkernels[3];
+static rt_loaded_callable plc;
+static rt_loaded_kernel pkernels[3];
 static uint64_t xdev, kernel_table;
 static sp_arena parena;
 #define HEAP_BYTES (1ull << 20)
@@ -268,7 +268,7 @@ static sp_arena parena;
 
 /* One graph of every kind of task and argument, built through the ops,
  * its arrays and image staging in `store`. */
-static void build_graph(hbg_graph *g, const hbg_buffer *xbuf, sp_host_scratch *store)
+static void build_graph(hbg_graph *g, const hbg_buffer *xbuf, rt_host_scratch *store)
 {
     cr_assert_eq(hbg_graph_init(g, &papi, &plc, parena.heap, HEAP_BYTES, xbuf, 1, store), SP_OK);
     sp_orch *o = &g->orch;
@@ -336,7 +336,7 @@ static void hand_rig_open(hbg_buffer *xbuf)
     cr_assert_eq(sp_host_arena_commit(&papi, &req, &parena), SP_OK);
     memset(&plc, 0, sizeof plc);
     for (int k = 0; k < 3; k++) {
-        pkernels[k] = (sp_loaded_kernel){.func_id = k,
+        pkernels[k] = (rt_loaded_kernel){.func_id = k,
                                          .core_type = k == 1 ? SP_CORE_AIC : SP_CORE_AIV,
                                          .entry = "k",
                                          .signature = ""};
@@ -355,7 +355,7 @@ static void hand_rig_close(void)
     sp_device_close(pdev);
 }
 
-static void store_free(sp_host_scratch *store)
+static void store_free(rt_host_scratch *store)
 {
     for (int b = 0; b < HBG_STORE_BUFFERS; b++)
         free(store[b].ptr);
@@ -371,9 +371,9 @@ Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
      * bytes: the build writes the descriptors into it, the image write the
      * rest, so two builds of one graph must agree on every byte. */
     enum { POISONED = 1 << 16 };
-    sp_host_scratch store1[HBG_STORE_BUFFERS] = {{0}}, store2[HBG_STORE_BUFFERS] = {{0}};
-    store1[HBG_STORE_IMAGE] = (sp_host_scratch){.ptr = malloc(POISONED), .cap = POISONED};
-    store2[HBG_STORE_IMAGE] = (sp_host_scratch){.ptr = malloc(POISONED), .cap = POISONED};
+    rt_host_scratch store1[HBG_STORE_BUFFERS] = {{0}}, store2[HBG_STORE_BUFFERS] = {{0}};
+    store1[HBG_STORE_IMAGE] = (rt_host_scratch){.ptr = malloc(POISONED), .cap = POISONED};
+    store2[HBG_STORE_IMAGE] = (rt_host_scratch){.ptr = malloc(POISONED), .cap = POISONED};
     cr_assert(store1[HBG_STORE_IMAGE].ptr && store2[HBG_STORE_IMAGE].ptr);
     memset(store1[HBG_STORE_IMAGE].ptr, 0xA5, POISONED);
     memset(store2[HBG_STORE_IMAGE].ptr, 0x5A, POISONED);
@@ -458,7 +458,7 @@ Test(hbg_errors, poisoned_staging_leaves_no_trace_in_the_image)
 
 /* `n` AIV tasks each read-writing its own element of x: n descriptors and
  * n TensorMap entries, no edges. */
-static void build_wide(hbg_graph *g, const hbg_buffer *xbuf, sp_host_scratch *store, int n)
+static void build_wide(hbg_graph *g, const hbg_buffer *xbuf, rt_host_scratch *store, int n)
 {
     cr_assert_eq(hbg_graph_init(g, &papi, &plc, parena.heap, HEAP_BYTES, xbuf, 1, store), SP_OK);
     const int64_t xn = XN;
@@ -491,7 +491,7 @@ Test(hbg_errors, a_reused_store_builds_the_same_image_as_a_fresh_one)
      * image is byte for byte the one a fresh store gives. */
     hbg_buffer xbuf;
     hand_rig_open(&xbuf);
-    sp_host_scratch fresh[HBG_STORE_BUFFERS] = {{0}}, reused[HBG_STORE_BUFFERS] = {{0}};
+    rt_host_scratch fresh[HBG_STORE_BUFFERS] = {{0}}, reused[HBG_STORE_BUFFERS] = {{0}};
     hbg_graph g;
     hbg_layout lf, lr;
     build_graph(&g, &xbuf, fresh);

@@ -7,62 +7,62 @@
 
 Test(heap_ring, carves_in_order_and_exhausts)
 {
-    sp_heap_ring r = {.size = 1000};
-    uint64_t at = sp_heap_ring_fit(&r, 400, true);
+    tmr_heap_ring r = {.size = 1000};
+    uint64_t at = tmr_heap_ring_fit(&r, 400, true);
     cr_assert_eq(at, 0);
-    cr_assert_eq(sp_heap_ring_take(&r, at, 400), 400);
-    at = sp_heap_ring_fit(&r, 400, false);
+    cr_assert_eq(tmr_heap_ring_take(&r, at, 400), 400);
+    at = tmr_heap_ring_fit(&r, 400, false);
     cr_assert_eq(at, 400);
-    sp_heap_ring_take(&r, at, 400);
+    tmr_heap_ring_take(&r, at, 400);
     /* 200 bytes left at the end, nothing free at the start (tail is 0). */
-    cr_assert_eq(sp_heap_ring_fit(&r, 300, false), SP_HEAP_RING_NONE);
-    cr_assert_eq(sp_heap_ring_fit(&r, 200, false), 800);
-    cr_assert_eq(sp_heap_ring_fit(&r, 1001, true), SP_HEAP_RING_NONE);
+    cr_assert_eq(tmr_heap_ring_fit(&r, 300, false), SP_HEAP_RING_NONE);
+    cr_assert_eq(tmr_heap_ring_fit(&r, 200, false), 800);
+    cr_assert_eq(tmr_heap_ring_fit(&r, 1001, true), SP_HEAP_RING_NONE);
 }
 
 Test(heap_ring, wraps_to_the_start_once_the_oldest_is_released)
 {
-    sp_heap_ring r = {.size = 1000};
-    sp_heap_ring_take(&r, 0, 400);                                /* A: [0, 400) */
-    sp_heap_ring_take(&r, sp_heap_ring_fit(&r, 400, false), 400); /* B: [400, 800) */
-    sp_heap_ring_release(&r, 400, false);                         /* A released */
-    uint64_t at = sp_heap_ring_fit(&r, 300, false);
+    tmr_heap_ring r = {.size = 1000};
+    tmr_heap_ring_take(&r, 0, 400);                                 /* A: [0, 400) */
+    tmr_heap_ring_take(&r, tmr_heap_ring_fit(&r, 400, false), 400); /* B: [400, 800) */
+    tmr_heap_ring_release(&r, 400, false);                          /* A released */
+    uint64_t at = tmr_heap_ring_fit(&r, 300, false);
     cr_assert_eq(at, 0, "300 bytes do not fit the 200 at the end: wrap");
-    sp_heap_ring_take(&r, at, 300); /* C: [0, 300), head < tail now */
-    cr_assert_eq(sp_heap_ring_fit(&r, 100, false), SP_HEAP_RING_NONE,
+    tmr_heap_ring_take(&r, at, 300); /* C: [0, 300), head < tail now */
+    cr_assert_eq(tmr_heap_ring_fit(&r, 100, false), SP_HEAP_RING_NONE,
                  "only 100 bytes between head and tail: strictly less is needed");
-    cr_assert_eq(sp_heap_ring_fit(&r, 99, false), 300);
+    cr_assert_eq(tmr_heap_ring_fit(&r, 99, false), 300);
 }
 
 Test(heap_ring, full_never_looks_empty)
 {
-    sp_heap_ring r = {.size = 1000};
-    sp_heap_ring_take(&r, 0, 600);
-    sp_heap_ring_release(&r, 600, false); /* as if [0,600) was retired, more live after */
-    r.head = 1000;                        /* live: [600, 1000) */
+    tmr_heap_ring r = {.size = 1000};
+    tmr_heap_ring_take(&r, 0, 600);
+    tmr_heap_ring_release(&r, 600, false); /* as if [0,600) was retired, more live after */
+    r.head = 1000;                         /* live: [600, 1000) */
     /* Wrapping to exactly the tail would make head == tail: refused. */
-    cr_assert_eq(sp_heap_ring_fit(&r, 600, false), SP_HEAP_RING_NONE);
-    cr_assert_eq(sp_heap_ring_fit(&r, 599, false), 0);
+    cr_assert_eq(tmr_heap_ring_fit(&r, 600, false), SP_HEAP_RING_NONE);
+    cr_assert_eq(tmr_heap_ring_fit(&r, 599, false), 0);
 }
 
 Test(heap_ring, an_empty_ring_rebases_to_its_start)
 {
-    sp_heap_ring r = {.size = 1000};
-    sp_heap_ring_take(&r, 0, 700);
-    sp_heap_ring_release(&r, 700, true); /* the last live allocation went away */
+    tmr_heap_ring r = {.size = 1000};
+    tmr_heap_ring_take(&r, 0, 700);
+    tmr_heap_ring_release(&r, 700, true); /* the last live allocation went away */
     cr_assert_eq(r.head, 0);
     cr_assert_eq(r.tail, 0);
-    cr_assert_eq(sp_heap_ring_fit(&r, 1000, true), 0, "the whole ring is usable again");
+    cr_assert_eq(tmr_heap_ring_fit(&r, 1000, true), 0, "the whole ring is usable again");
 }
 
 Test(heap_ring, shrinking_for_static_allocations)
 {
-    sp_heap_ring r = {.size = 1000};
-    cr_assert(sp_heap_ring_below(&r, 500, true));
-    sp_heap_ring_take(&r, 0, 600);
-    cr_assert_not(sp_heap_ring_below(&r, 500, false), "live bytes reach above 500");
-    cr_assert(sp_heap_ring_below(&r, 600, false));
-    sp_heap_ring_release(&r, 300, false);
+    tmr_heap_ring r = {.size = 1000};
+    cr_assert(tmr_heap_ring_below(&r, 500, true));
+    tmr_heap_ring_take(&r, 0, 600);
+    cr_assert_not(tmr_heap_ring_below(&r, 500, false), "live bytes reach above 500");
+    cr_assert(tmr_heap_ring_below(&r, 600, false));
+    tmr_heap_ring_release(&r, 300, false);
     r.head = 100; /* wrapped: live [300, 1000) and [0, 100) */
-    cr_assert_not(sp_heap_ring_below(&r, 900, false));
+    cr_assert_not(tmr_heap_ring_below(&r, 900, false));
 }

@@ -102,9 +102,9 @@ static const char *const modules[] = {SP_MODULE_DIR "/libsimpler_hbg_sim.so",
 static int run_raw(const char *module, const sp_settings *settings, uint64_t mode, char *msg,
                    size_t msg_len)
 {
-    sp_module_api m;
+    wk_module_api m;
     char err[1024] = "";
-    cr_assert_eq(sp_module_open(module, &m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(module, &m, err, sizeof err), SP_OK, "%s", err);
     m.simpler_bind_logging(4, NULL, NULL); /* the failure is expected */
     void *ctx;
     cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
@@ -147,7 +147,7 @@ static int run_raw(const char *module, const sp_settings *settings, uint64_t mod
         m.simpler_finalize_run(ctx, run);
         m.simpler_destroy_device_context(ctx);
         free(run);
-        sp_module_close(&m);
+        wk_module_close(&m);
     }
     return rc;
 }

@@ -314,10 +314,10 @@ static int validate(const uint32_t *lane_type, uint32_t lanes, sp_task *t, char 
     dc.kernels = kern;
     for (int k = 0; k < 3; k++)
         dc.by_func_id[k] = (int16_t)(k + 1);
-    sp_task_check c = {
+    rt_task_check c = {
         .callable = &dc, .msg = msg, .msg_len = len, .lane_type = lane_type, .lanes = lanes};
     int32_t kernel[3];
-    return sp_task_validate(&c, 9, t, kernel);
+    return rt_task_validate(&c, 9, t, kernel);
 }
 
 Test(sched_geometry, validation_follows_the_cluster)

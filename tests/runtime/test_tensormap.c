@@ -1,5 +1,5 @@
 /* The TensorMap's dependency rules (runtime/device/tensormap.h), one rule
- * per test, straight on sp_tensormap_access: creator, RAW, WAW, WAR, NO_DEP,
+ * per test, straight on rt_tensormap_access: creator, RAW, WAW, WAR, NO_DEP,
  * manual scopes, merged duplicates, exact tile overlap, conservative overlap
  * for other layouts, covering writes, lazy retirement and both limits. Then
  * the tile-grid mode (rules, switch to treap mode, retirement, move, range
@@ -17,16 +17,16 @@
 #define BUF_A 0x7f0000100000ull
 #define BUF_B 0x7f0000200000ull
 
-static sp_tensormap map;
+static rt_tensormap map;
 static void *map_mem;
-static sp_dep_list deps;
+static rt_dep_list deps;
 
 static void map_open(uint32_t entries)
 {
-    size_t bytes = sp_tensormap_bytes(entries);
+    size_t bytes = rt_tensormap_bytes(entries);
     map_mem = malloc(bytes);
     cr_assert_not_null(map_mem);
-    cr_assert_eq(sp_tensormap_init(&map, map_mem, bytes, entries), SP_OK);
+    cr_assert_eq(rt_tensormap_init(&map, map_mem, bytes, entries), SP_OK);
 }
 
 static void setup(void)
@@ -70,34 +70,34 @@ static sp_tensor tile(const sp_tensor *m, int64_t r, int64_t h, int64_t c, int64
 }
 
 /* Task `task` accesses `t` with `dir`; returns its producers (fresh list). */
-static const sp_dep_list *access_dir(int64_t task, const sp_tensor *t, int dir, bool manual)
+static const rt_dep_list *access_dir(int64_t task, const sp_tensor *t, int dir, bool manual)
 {
     deps.count = 0;
-    int rc = sp_tensormap_access(&map, task, t, dir, manual, &deps);
+    int rc = rt_tensormap_access(&map, task, t, dir, manual, &deps);
     cr_assert_eq(rc, SP_OK, "task %lld access: %s", (long long)task, sp_status_name(rc));
     return &deps;
 }
 
-static const sp_dep_list *acc(int64_t task, const sp_tensor *t, int dir)
+static const rt_dep_list *acc(int64_t task, const sp_tensor *t, int dir)
 {
     return access_dir(task, t, dir, false);
 }
 
-static void expect_none(const sp_dep_list *d)
+static void expect_none(const rt_dep_list *d)
 {
     cr_assert_eq(d->count, 0, "expected no edge, got %u (first from %lld)", d->count,
                  d->count ? (long long)d->producer[0] : -1LL);
 }
 
 /* Exactly one edge, from `producer`, of `kind`. */
-static void expect_one(const sp_dep_list *d, int64_t producer, sp_edge_kind kind)
+static void expect_one(const rt_dep_list *d, int64_t producer, rt_edge_kind kind)
 {
     cr_assert_eq(d->count, 1, "expected one edge from %lld, got %u", (long long)producer, d->count);
     cr_assert_eq(d->producer[0], producer);
     cr_assert_eq(d->kind[0], kind, "edge kind %u, expected %u", d->kind[0], kind);
 }
 
-static int find_producer(const sp_dep_list *d, int64_t producer)
+static int find_producer(const rt_dep_list *d, int64_t producer)
 {
     for (uint32_t i = 0; i < d->count; i++)
         if (d->producer[i] == producer)
@@ -141,7 +141,7 @@ Test(tensormap, write_after_read_waits_for_every_reader)
     expect_none(acc(0, &t, SP_IN));
     expect_none(acc(1, &t, SP_IN));
     expect_none(acc(2, &t, SP_IN));
-    const sp_dep_list *d = acc(3, &t, SP_OUT_EXISTING);
+    const rt_dep_list *d = acc(3, &t, SP_OUT_EXISTING);
     cr_assert_eq(d->count, 3, "a write after 3 reads waits for all of them, got %u", d->count);
     for (int64_t r = 0; r < 3; r++) {
         int i = find_producer(d, r);
@@ -177,7 +177,7 @@ Test(tensormap, manual_scope_records_but_derives_no_edge)
     expect_none(access_dir(1, &t, SP_IN, true));
     expect_none(access_dir(2, &t, SP_INOUT, true));
     /* Recorded all the same: a later auto writer waits for the manual writer. */
-    const sp_dep_list *d = acc(3, &t, SP_OUT_EXISTING);
+    const rt_dep_list *d = acc(3, &t, SP_OUT_EXISTING);
     cr_assert_geq(find_producer(d, 2), 0, "the manual access was not recorded");
 }
 
@@ -196,7 +196,7 @@ Test(tensormap, a_manual_write_hides_no_older_writer)
         if (treap)
             expect_one(acc(1, &part, SP_IN), 0, SP_EDGE_RAW);
         expect_none(access_dir(2, &t, SP_INOUT, true)); /* the manual dummy */
-        const sp_dep_list *d = acc(3, &t, SP_IN);
+        const rt_dep_list *d = acc(3, &t, SP_IN);
         cr_assert_eq(d->count, 2, "mode %d: reader has %u edges, wants the writer and the dummy",
                      treap, d->count);
         cr_assert_geq(find_producer(d, 0), 0, "mode %d: the AUTO writer's edge is lost", treap);
@@ -205,8 +205,8 @@ Test(tensormap, a_manual_write_hides_no_older_writer)
         cr_assert_eq(d->count, treap ? 4u : 3u, "mode %d: the AUTO writer waits for all", treap);
         /* Ordered by hand after task 4: the manual write supersedes it. */
         deps.count = 0;
-        cr_assert_eq(sp_dep_list_add(&deps, 4, 5, SP_EDGE_EXPLICIT), SP_OK);
-        cr_assert_eq(sp_tensormap_access(&map, 5, &t, SP_OUT_EXISTING, true, &deps), SP_OK);
+        cr_assert_eq(rt_dep_list_add(&deps, 4, 5, SP_EDGE_EXPLICIT), SP_OK);
+        cr_assert_eq(rt_tensormap_access(&map, 5, &t, SP_OUT_EXISTING, true, &deps), SP_OK);
         cr_assert_eq(deps.count, 1, "manual: only the explicit edge");
         expect_one(acc(6, &t, SP_IN), 5, SP_EDGE_RAW);
     }
@@ -219,14 +219,14 @@ Test(tensormap, duplicate_edges_are_merged)
     expect_none(acc(0, &b, SP_OUT_EXISTING));
     /* Task 1 reads both outputs of task 0: one edge, not two. */
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, 1, &a, SP_IN, false, &deps), SP_OK);
-    cr_assert_eq(sp_tensormap_access(&map, 1, &b, SP_IN, false, &deps), SP_OK);
+    cr_assert_eq(rt_tensormap_access(&map, 1, &a, SP_IN, false, &deps), SP_OK);
+    cr_assert_eq(rt_tensormap_access(&map, 1, &b, SP_IN, false, &deps), SP_OK);
     expect_one(&deps, 0, SP_EDGE_RAW);
     /* And at the list level: a repeat or a self edge adds nothing. */
-    sp_dep_list l = {.count = 0};
-    cr_assert_eq(sp_dep_list_add(&l, 4, 9, SP_EDGE_EXPLICIT), SP_OK);
-    cr_assert_eq(sp_dep_list_add(&l, 4, 9, SP_EDGE_RAW), SP_OK);
-    cr_assert_eq(sp_dep_list_add(&l, 9, 9, SP_EDGE_RAW), SP_OK);
+    rt_dep_list l = {.count = 0};
+    cr_assert_eq(rt_dep_list_add(&l, 4, 9, SP_EDGE_EXPLICIT), SP_OK);
+    cr_assert_eq(rt_dep_list_add(&l, 4, 9, SP_EDGE_RAW), SP_OK);
+    cr_assert_eq(rt_dep_list_add(&l, 9, 9, SP_EDGE_RAW), SP_OK);
     expect_one(&l, 4, SP_EDGE_EXPLICIT); /* first kind kept */
 }
 
@@ -243,7 +243,7 @@ Test(tensormap, tiles_of_one_matrix_overlap_exactly)
     expect_none(acc(0, &left, SP_OUT_EXISTING));
     expect_none(acc(1, &right, SP_IN)); /* disjoint tile: no edge despite the byte ranges */
     expect_one(acc(2, &right, SP_OUT_EXISTING), 1, SP_EDGE_WAR); /* not WAW from 0 */
-    const sp_dep_list *d = acc(3, &middle, SP_IN);               /* overlaps both */
+    const rt_dep_list *d = acc(3, &middle, SP_IN);               /* overlaps both */
     cr_assert_eq(d->count, 2);
     cr_assert_geq(find_producer(d, 0), 0);
     cr_assert_geq(find_producer(d, 2), 0);
@@ -260,7 +260,7 @@ Test(tensormap, different_layouts_overlap_conservatively)
     expect_one(acc(1, &left_t, SP_IN), 0, SP_EDGE_RAW);
     /* Same for a flat view (another rank) over the same bytes. */
     sp_tensor flat = vec(BUF_A, 64, SP_NO_TASK); /* row 0, columns 0..63 */
-    const sp_dep_list *d = acc(2, &flat, SP_IN);
+    const rt_dep_list *d = acc(2, &flat, SP_IN);
     cr_assert_geq(find_producer(d, 0), 0);
     /* Bytes apart stay apart whatever the layout. */
     sp_tensor far = tile(&m, 40, 8, 0, 64), far_t;
@@ -274,7 +274,7 @@ Test(tensormap, covering_writes_form_a_chain)
     sp_tensor t = tile(&m, 8, 16, 8, 16); /* strided: covered by box containment */
     sp_tensor whole = vec(BUF_B, 1024, SP_NO_TASK);
     for (int64_t k = 0; k < 8; k++) {
-        const sp_dep_list *d = acc(k, &t, SP_INOUT);
+        const rt_dep_list *d = acc(k, &t, SP_INOUT);
         if (k == 0)
             expect_none(d);
         else
@@ -284,7 +284,7 @@ Test(tensormap, covering_writes_form_a_chain)
     }
     /* A contiguous buffer rewritten again and again: the same. */
     for (int64_t k = 8; k < 16; k++) {
-        const sp_dep_list *d = acc(k, &whole, SP_OUT_EXISTING);
+        const rt_dep_list *d = acc(k, &whole, SP_OUT_EXISTING);
         if (k > 8)
             expect_one(d, k - 1, SP_EDGE_WAW);
     }
@@ -301,13 +301,13 @@ Test(tensormap, retired_tasks_give_no_edges_and_free_their_entries)
     expect_none(acc(0, &t, SP_OUT_EXISTING));
     expect_one(acc(1, &t, SP_IN), 0, SP_EDGE_RAW);
     cr_assert_eq(map.used, 2);
-    sp_tensormap_retire_below(&map, 2);
-    cr_assert(!sp_tensormap_touched(&map, BUF_A, 0, 1024, false));
+    rt_tensormap_retire_below(&map, 2);
+    cr_assert(!rt_tensormap_touched(&map, BUF_A, 0, 1024, false));
     /* A write now would have waited for both: they retired, so nothing. */
     expect_none(acc(2, &t, SP_OUT_EXISTING));
     cr_assert_eq(map.used, 1, "retired entries met on the way were not released");
     /* Retirement never moves backwards. */
-    sp_tensormap_retire_below(&map, 1);
+    rt_tensormap_retire_below(&map, 1);
     expect_one(acc(3, &t, SP_IN), 2, SP_EDGE_RAW);
 }
 
@@ -320,17 +320,17 @@ Test(tensormap, full_map_is_a_graph_limit)
     expect_none(acc(0, &a, SP_IN));
     expect_none(acc(1, &b, SP_IN));
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, 2, &c, SP_IN, false, &deps), SP_EGRAPH_LIMIT);
+    cr_assert_eq(rt_tensormap_access(&map, 2, &c, SP_IN, false, &deps), SP_EGRAPH_LIMIT);
     cr_assert_eq(deps.count, 0, "nothing derived when the map is full");
     cr_assert_eq(map.used, 2, "nothing recorded when the map is full");
 }
 
 Test(tensormap, dep_list_limit_is_a_graph_limit)
 {
-    sp_dep_list l = {.count = 0};
+    rt_dep_list l = {.count = 0};
     for (int64_t p = 0; p < SP_MAX_PRODUCERS; p++)
-        cr_assert_eq(sp_dep_list_add(&l, p, 100000, SP_EDGE_EXPLICIT), SP_OK);
-    cr_assert_eq(sp_dep_list_add(&l, SP_MAX_PRODUCERS, 100000, SP_EDGE_EXPLICIT), SP_EGRAPH_LIMIT);
+        cr_assert_eq(rt_dep_list_add(&l, p, 100000, SP_EDGE_EXPLICIT), SP_OK);
+    cr_assert_eq(rt_dep_list_add(&l, SP_MAX_PRODUCERS, 100000, SP_EDGE_EXPLICIT), SP_EGRAPH_LIMIT);
     cr_assert_eq(l.count, SP_MAX_PRODUCERS);
 
     /* Through the map: a write after more readers than one task may wait for. */
@@ -340,14 +340,14 @@ Test(tensormap, dep_list_limit_is_a_graph_limit)
     for (int64_t r = 0; r <= SP_MAX_PRODUCERS; r++)
         expect_none(acc(r, &t, SP_IN));
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, SP_MAX_PRODUCERS + 1, &t, SP_OUT_EXISTING, false, &deps),
+    cr_assert_eq(rt_tensormap_access(&map, SP_MAX_PRODUCERS + 1, &t, SP_OUT_EXISTING, false, &deps),
                  SP_EGRAPH_LIMIT);
 }
 
 /* ---- the tile grid ----------------------------------------------------- */
 
 /* True if buffer `addr` is in grid mode: some live tile record names it. */
-static bool in_grid_mode(const sp_tensormap *m, uint64_t addr)
+static bool in_grid_mode(const rt_tensormap *m, uint64_t addr)
 {
     for (uint32_t i = 0; i < m->tile_fresh; i++)
         if (m->tiles[i].base_rec >= 0 && m->bases[m->tiles[i].base_rec].base == addr)
@@ -356,8 +356,8 @@ static bool in_grid_mode(const sp_tensormap *m, uint64_t addr)
 }
 
 /* Exactly the producers `want[0..n)`, each with kind `kinds[i]`. */
-static void expect_edges(const sp_dep_list *d, uint32_t n, const int64_t *want,
-                         const sp_edge_kind *kinds)
+static void expect_edges(const rt_dep_list *d, uint32_t n, const int64_t *want,
+                         const rt_edge_kind *kinds)
 {
     cr_assert_eq(d->count, n, "expected %u edges, got %u", n, d->count);
     for (uint32_t k = 0; k < n; k++) {
@@ -379,12 +379,12 @@ static sp_tensor grid_tile(uint64_t addr, int64_t i, int64_t j)
  * holding everything live, as host_build_graph grows it. */
 static void map_grow(uint32_t entries)
 {
-    size_t bytes = sp_tensormap_bytes(entries);
+    size_t bytes = rt_tensormap_bytes(entries);
     void *mem = malloc(bytes);
     cr_assert_not_null(mem);
-    sp_tensormap bigger;
-    cr_assert_eq(sp_tensormap_init(&bigger, mem, bytes, entries), SP_OK);
-    cr_assert_eq(sp_tensormap_move(&bigger, &map), SP_OK);
+    rt_tensormap bigger;
+    cr_assert_eq(rt_tensormap_init(&bigger, mem, bytes, entries), SP_OK);
+    cr_assert_eq(rt_tensormap_move(&bigger, &map), SP_OK);
     free(map_mem);
     map_mem = mem;
     map = bigger;
@@ -397,16 +397,16 @@ Test(tensormap, grid_tiles_follow_every_rule)
     expect_none(acc(1, &b, SP_OUT_EXISTING));
     expect_one(acc(2, &a, SP_IN), 0, SP_EDGE_RAW); /* not from 1: another tile */
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, 3, &a, SP_IN, false, &deps), SP_OK);
-    cr_assert_eq(sp_tensormap_access(&map, 3, &b, SP_IN, false, &deps), SP_OK);
-    expect_edges(&deps, 2, (int64_t[]){0, 1}, (sp_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW});
+    cr_assert_eq(rt_tensormap_access(&map, 3, &a, SP_IN, false, &deps), SP_OK);
+    cr_assert_eq(rt_tensormap_access(&map, 3, &b, SP_IN, false, &deps), SP_OK);
+    expect_edges(&deps, 2, (int64_t[]){0, 1}, (rt_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW});
     /* A write waits for the writer and for every reader since. */
     expect_edges(acc(4, &a, SP_OUT_EXISTING), 3, (int64_t[]){0, 2, 3},
-                 (sp_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR, SP_EDGE_WAR});
     /* Which cleared them: the next writer waits for that write only. */
     expect_one(acc(5, &a, SP_INOUT), 4, SP_EDGE_WAW);
     expect_edges(acc(6, &b, SP_OUT_EXISTING), 2, (int64_t[]){1, 3},
-                 (sp_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
     cr_assert(in_grid_mode(&map, BUF_A), "tiles of one grid left grid mode");
     cr_assert_eq(map.used, 2, "one writer per tile is all that stays");
 }
@@ -418,7 +418,7 @@ Test(tensormap, grid_write_after_many_readers_waits_for_all)
     for (int64_t r = 1; r <= 200; r++)
         expect_one(acc(r, &a, SP_IN), 0, SP_EDGE_RAW);
     cr_assert_eq(map.used, 201);
-    const sp_dep_list *d = acc(201, &a, SP_OUT_EXISTING);
+    const rt_dep_list *d = acc(201, &a, SP_OUT_EXISTING);
     cr_assert_eq(d->count, 201);
     for (int64_t r = 0; r <= 200; r++) {
         int i = find_producer(d, r);
@@ -436,20 +436,20 @@ Test(tensormap, grid_keeps_a_tasks_own_accesses_and_creator_rule)
     a.owner_task = 0;
     expect_none(acc(0, &a, SP_OUT_EXISTING));
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, 1, &a, SP_IN, false, &deps), SP_OK);
-    cr_assert_eq(sp_tensormap_access(&map, 1, &a, SP_OUT_EXISTING, false, &deps), SP_OK);
+    cr_assert_eq(rt_tensormap_access(&map, 1, &a, SP_IN, false, &deps), SP_OK);
+    cr_assert_eq(rt_tensormap_access(&map, 1, &a, SP_OUT_EXISTING, false, &deps), SP_OK);
     expect_one(&deps, 0, SP_EDGE_RAW); /* the creator edge is implied by it */
     cr_assert_eq(map.used, 2, "the task's own read was superseded by its write");
     expect_one(acc(2, &a, SP_IN), 1, SP_EDGE_RAW); /* 1 depended on creator 0 */
     expect_edges(acc(3, &a, SP_OUT_EXISTING), 2, (int64_t[]){1, 2},
-                 (sp_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
     /* Manual: recorded, no edge, and superseding nothing it was not
      * ordered after (issue 12, 4c): the reader waits for both writers,
      * and 3's wait for creator 0 implies the creator edge. */
     expect_none(access_dir(4, &a, SP_OUT_EXISTING, true));
     cr_assert_eq(map.used, 2);
     expect_edges(acc(5, &a, SP_IN), 2, (int64_t[]){4, 3},
-                 (sp_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW});
+                 (rt_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW});
 }
 
 Test(tensormap, switch_to_treap_mode_keeps_every_dependency)
@@ -465,7 +465,7 @@ Test(tensormap, switch_to_treap_mode_keeps_every_dependency)
     }
     cr_assert(in_grid_mode(&map, BUF_A));
     sp_tensor m = matrix(BUF_A);
-    const sp_dep_list *d = acc(20, &m, SP_IN);
+    const rt_dep_list *d = acc(20, &m, SP_IN);
     cr_assert_eq(d->count, 16, "a whole-matrix read waits for all 16 tile writers");
     for (int64_t k = 0; k < 16; k++)
         cr_assert_geq(find_producer(d, k), 0, "no edge from tile writer %lld", (long long)k);
@@ -487,7 +487,7 @@ Test(tensormap, switch_to_treap_mode_keeps_every_dependency)
     sp_tensor mid = tile(&mb, 8, 16, 8, 16);
     d = acc(35, &mid, SP_IN);
     expect_edges(d, 4, (int64_t[]){30, 31, 32, 33},
-                 (sp_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW, SP_EDGE_RAW, SP_EDGE_RAW});
+                 (rt_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW, SP_EDGE_RAW, SP_EDGE_RAW});
     cr_assert(!in_grid_mode(&map, BUF_B));
     /* And the converted reader is still a reader: WAR to a later write. */
     expect_one(acc(36, &far, SP_OUT_EXISTING), 34, SP_EDGE_WAR);
@@ -520,18 +520,18 @@ Test(tensormap, grid_retirement_and_sweep)
         expect_one(acc(k, &t, SP_IN), k - 4, SP_EDGE_RAW);
     }
     cr_assert_eq(map.used, 8);
-    sp_tensormap_retire_below(&map, 6);
+    rt_tensormap_retire_below(&map, 6);
     /* Lazily: a read meets the retired writer of tile 0 and frees it. */
     sp_tensor t0 = grid_tile(BUF_A, 0, 0), t3 = grid_tile(BUF_A, 0, 3);
     expect_none(acc(8, &t0, SP_IN));
     cr_assert_eq(map.used, 8, "the retired writer went, the reader came");
     /* Eagerly: sweep frees the other three writers and readers 4 and 5. */
-    cr_assert_eq(sp_tensormap_sweep(&map), 5);
+    cr_assert_eq(rt_tensormap_sweep(&map), 5);
     cr_assert_eq(map.used, 3, "readers 6, 7 and 8 stay");
     expect_one(acc(9, &t3, SP_OUT_EXISTING), 7, SP_EDGE_WAR);
-    sp_tensormap_retire_below(&map, 100);
-    cr_assert(!sp_tensormap_touched(&map, BUF_A, 0, 64 * 64 * 4, false));
-    sp_tensormap_sweep(&map);
+    rt_tensormap_retire_below(&map, 100);
+    cr_assert(!rt_tensormap_touched(&map, BUF_A, 0, 64 * 64 * 4, false));
+    rt_tensormap_sweep(&map);
     cr_assert_eq(map.used, 0);
     cr_assert(!in_grid_mode(&map, BUF_A), "a swept-out buffer keeps no tile");
     expect_none(acc(100, &t3, SP_IN));
@@ -545,7 +545,7 @@ Test(tensormap, retired_buffer_starts_a_new_grid)
     expect_none(acc(0, &t, SP_OUT_EXISTING));
     expect_one(acc(1, &odd, SP_IN), 0, SP_EDGE_RAW);
     cr_assert(!in_grid_mode(&map, BUF_A));
-    sp_tensormap_retire_below(&map, 2);
+    rt_tensormap_retire_below(&map, 2);
     sp_tensor big = tile(&m, 32, 32, 0, 32);
     expect_none(acc(2, &big, SP_OUT_EXISTING));
     cr_assert(in_grid_mode(&map, BUF_A), "all retired: the buffer starts afresh");
@@ -563,14 +563,14 @@ Test(tensormap, move_carries_grid_mode)
     expect_one(acc(2, &a, SP_IN), 0, SP_EDGE_RAW);
     expect_one(acc(3, &a, SP_IN), 0, SP_EDGE_RAW);
     expect_one(acc(4, &b, SP_IN), 1, SP_EDGE_RAW);
-    sp_tensormap_retire_below(&map, 1); /* task 0 retired: not carried over */
+    rt_tensormap_retire_below(&map, 1); /* task 0 retired: not carried over */
     map_grow(64);
     cr_assert_eq(map.used, 4);
     cr_assert(in_grid_mode(&map, BUF_A));
     expect_edges(acc(5, &a, SP_OUT_EXISTING), 2, (int64_t[]){2, 3},
-                 (sp_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR});
     expect_edges(acc(6, &b, SP_OUT_EXISTING), 2, (int64_t[]){1, 4},
-                 (sp_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
     cr_assert_eq(map.used, 2);
 }
 
@@ -582,25 +582,25 @@ Test(tensormap, overlapping_in_grid_mode)
     expect_one(acc(2, &a, SP_IN), 0, SP_EDGE_RAW);
     int64_t ids[4];
     /* Element (0, 0): tile (0, 0), written by 0 and read by 2. */
-    cr_assert_eq(sp_tensormap_overlapping(&map, BUF_A, 0, 4, true, ids, 4), 1);
+    cr_assert_eq(rt_tensormap_overlapping(&map, BUF_A, 0, 4, true, ids, 4), 1);
     cr_assert_eq(ids[0], 0);
-    cr_assert_eq(sp_tensormap_overlapping(&map, BUF_A, 0, 4, false, ids, 4), 2);
+    cr_assert_eq(rt_tensormap_overlapping(&map, BUF_A, 0, 4, false, ids, 4), 2);
     cr_assert((ids[0] == 0 && ids[1] == 2) || (ids[0] == 2 && ids[1] == 0));
     /* More than fit: the count, and only `max` ids. */
     ids[1] = -7;
-    cr_assert_eq(sp_tensormap_overlapping(&map, BUF_A, 0, 4, false, ids, 1), 2);
+    cr_assert_eq(rt_tensormap_overlapping(&map, BUF_A, 0, 4, false, ids, 1), 2);
     cr_assert_eq(ids[1], -7);
     /* Element (20, 5): tile (1, 0) only. */
     uint64_t e = (20 * 64 + 5) * 4;
-    cr_assert_eq(sp_tensormap_overlapping(&map, BUF_A, e, e + 4, false, ids, 4), 1);
+    cr_assert_eq(rt_tensormap_overlapping(&map, BUF_A, e, e + 4, false, ids, 4), 1);
     cr_assert_eq(ids[0], 1);
     /* Byte ranges as in treap mode: element (3, 40) lies between the rows
      * of tile (0, 0), so it counts (conservative, like every byte range). */
     e = (3 * 64 + 40) * 4;
-    cr_assert(sp_tensormap_touched(&map, BUF_A, e, e + 4, true));
+    cr_assert(rt_tensormap_touched(&map, BUF_A, e, e + 4, true));
     /* Past every tile's bytes: nothing. */
     e = (40 * 64) * 4;
-    cr_assert(!sp_tensormap_touched(&map, BUF_A, e, 64 * 64 * 4, false));
+    cr_assert(!rt_tensormap_touched(&map, BUF_A, e, 64 * 64 * 4, false));
     cr_assert(in_grid_mode(&map, BUF_A), "a query does not change the mode");
 }
 
@@ -617,36 +617,36 @@ Test(tensormap, full_grid_map_fails_cleanly_and_retries)
      * mode both fail before changing anything. */
     sp_tensor m = matrix(BUF_A);
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, 4, &a, SP_OUT_EXISTING, false, &deps), SP_EGRAPH_LIMIT);
-    cr_assert_eq(sp_tensormap_access(&map, 4, &m, SP_IN, false, &deps), SP_EGRAPH_LIMIT);
+    cr_assert_eq(rt_tensormap_access(&map, 4, &a, SP_OUT_EXISTING, false, &deps), SP_EGRAPH_LIMIT);
+    cr_assert_eq(rt_tensormap_access(&map, 4, &m, SP_IN, false, &deps), SP_EGRAPH_LIMIT);
     cr_assert_eq(deps.count, 0);
     cr_assert_eq(map.used, 4);
     cr_assert(in_grid_mode(&map, BUF_A));
     /* Grown (host_build_graph), the retry derives what it would have. */
     map_grow(8);
     expect_edges(acc(4, &a, SP_OUT_EXISTING), 3, (int64_t[]){0, 2, 3},
-                 (sp_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR, SP_EDGE_WAR});
     /* Full again; swept (tensormap_and_ringbuffer), the retry works too. */
     for (int64_t r = 5; r < 11; r++)
         expect_one(acc(r, &b, SP_IN), 1, SP_EDGE_RAW);
     cr_assert_eq(map.used, 8);
     deps.count = 0;
-    cr_assert_eq(sp_tensormap_access(&map, 11, &b, SP_OUT_EXISTING, false, &deps), SP_EGRAPH_LIMIT);
-    sp_tensormap_retire_below(&map, 7);
-    cr_assert_eq(sp_tensormap_sweep(&map), 4, "writers 1 and 4, readers 5 and 6");
+    cr_assert_eq(rt_tensormap_access(&map, 11, &b, SP_OUT_EXISTING, false, &deps), SP_EGRAPH_LIMIT);
+    rt_tensormap_retire_below(&map, 7);
+    cr_assert_eq(rt_tensormap_sweep(&map), 4, "writers 1 and 4, readers 5 and 6");
     expect_edges(acc(11, &b, SP_OUT_EXISTING), 4, (int64_t[]){7, 8, 9, 10},
-                 (sp_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR, SP_EDGE_WAR, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR, SP_EDGE_WAR, SP_EDGE_WAR});
 }
 
 /* ---- randomized comparison with a brute-force reference ----------------
  * The reference keeps every access in a list and applies the rules of
  * tensormap.h to all of them, in order: writes first, then (for a write)
  * reads, then the creator edge; a covering write supersedes what it covers.
- * Its own box arithmetic; sp_views_overlap is the one primitive it shares. */
+ * Its own box arithmetic; rt_views_overlap is the one primitive it shares. */
 
 typedef struct ref_rec {
     uint64_t addr, lo, hi;
-    sp_access_layout l;
+    rt_access_layout l;
     int64_t task, owner;
     bool write, live;
 } ref_rec;
@@ -656,7 +656,7 @@ static ref_rec ref[REF_MAX];
 static uint32_t ref_n;
 static int64_t ref_retired;
 
-static void ref_edge(sp_dep_list *d, int64_t producer, int64_t task, sp_edge_kind kind)
+static void ref_edge(rt_dep_list *d, int64_t producer, int64_t task, rt_edge_kind kind)
 {
     if (producer == task || producer < 0)
         return;
@@ -669,7 +669,7 @@ static void ref_edge(sp_dep_list *d, int64_t producer, int64_t task, sp_edge_kin
 }
 
 /* Per-dimension box of a view in a dense parent whose strides nest. */
-static bool ref_box(const sp_access_layout *l, int64_t *start)
+static bool ref_box(const rt_access_layout *l, int64_t *start)
 {
     int64_t rem = l->offset;
     for (int d = 0; d < l->ndim; d++) {
@@ -683,7 +683,7 @@ static bool ref_box(const sp_access_layout *l, int64_t *start)
     return rem == 0;
 }
 
-static bool ref_same_grid(const sp_access_layout *a, const sp_access_layout *b)
+static bool ref_same_grid(const rt_access_layout *a, const rt_access_layout *b)
 {
     if (a->ndim != b->ndim || a->elem_size != b->elem_size)
         return false;
@@ -694,7 +694,7 @@ static bool ref_same_grid(const sp_access_layout *a, const sp_access_layout *b)
 }
 
 /* Does a write of (lo, hi, w) cover every element of r? */
-static bool ref_covers(uint64_t lo, uint64_t hi, const sp_access_layout *w, const ref_rec *r)
+static bool ref_covers(uint64_t lo, uint64_t hi, const rt_access_layout *w, const ref_rec *r)
 {
     if (r->lo < lo || r->hi > hi)
         return false;
@@ -715,7 +715,7 @@ static bool ref_covers(uint64_t lo, uint64_t hi, const sp_access_layout *w, cons
     return true;
 }
 
-static void ref_access(int64_t task, const sp_tensor *t, int dir, bool manual, sp_dep_list *d)
+static void ref_access(int64_t task, const sp_tensor *t, int dir, bool manual, rt_dep_list *d)
 {
     int64_t owner = manual ? SP_NO_TASK : t->owner_task;
     if (dir == SP_NO_DEP) {
@@ -737,7 +737,7 @@ static void ref_access(int64_t task, const sp_tensor *t, int dir, bool manual, s
         for (uint32_t i = 0; i < ref_n; i++) {
             ref_rec *r = &ref[i];
             if (!r->live || r->write != (pass == 1) || r->addr != a.addr || r->task < ref_retired ||
-                r->task == task || !sp_views_overlap(a.lo, a.hi, &a.l, r->lo, r->hi, &r->l))
+                r->task == task || !rt_views_overlap(a.lo, a.hi, &a.l, r->lo, r->hi, &r->l))
                 continue;
             if (!manual) {
                 ref_edge(d, r->task, task,
@@ -840,7 +840,7 @@ static sp_tensor rand_view(rand_buf *b, uint32_t odd)
     return v;
 }
 
-static void compare_deps(const sp_dep_list *got, const sp_dep_list *want, uint32_t seed,
+static void compare_deps(const rt_dep_list *got, const rt_dep_list *want, uint32_t seed,
                          int64_t task)
 {
     cr_assert_eq(got->count, want->count, "seed %u task %lld: %u edges, the reference %u", seed,
@@ -868,7 +868,7 @@ static void compare_overlapping(const rand_buf *b, uint32_t seed)
     uint64_t lo = rnd((uint32_t)bytes), hi = lo + 1 + rnd(64);
     bool writes_only = rnd(2);
     static int64_t got[REF_MAX], want[REF_MAX];
-    uint32_t n = sp_tensormap_overlapping(&map, b->addr, lo, hi, writes_only, got, REF_MAX), m = 0;
+    uint32_t n = rt_tensormap_overlapping(&map, b->addr, lo, hi, writes_only, got, REF_MAX), m = 0;
     for (uint32_t i = 0; i < ref_n; i++) {
         const ref_rec *r = &ref[i];
         if (r->live && r->task >= ref_retired && r->addr == b->addr && (r->write || !writes_only) &&
@@ -899,7 +899,7 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
                              .owner = SP_NO_TASK};
         pick_grid(&bufs[i]);
     }
-    sp_dep_list want;
+    rt_dep_list want;
     for (int64_t task = 0; task < (int64_t)tasks; task++) {
         bool manual = rnd(10) == 0;
         uint32_t nacc = 1 + rnd(3);
@@ -909,7 +909,7 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
          * accesses: a manual write may supersede exactly these. */
         for (uint32_t e = task && rnd(3) == 0 ? 1 + rnd(3) : 0; e > 0; e--) {
             int64_t p = task - 1 - (int64_t)rnd(task < 8 ? (uint32_t)task : 8u);
-            cr_assert_eq(sp_dep_list_add(&deps, p, task, SP_EDGE_EXPLICIT), SP_OK);
+            cr_assert_eq(rt_dep_list_add(&deps, p, task, SP_EDGE_EXPLICIT), SP_OK);
             ref_edge(&want, p, task, SP_EDGE_EXPLICIT);
         }
         for (uint32_t a = 0; a < nacc; a++) {
@@ -922,12 +922,12 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
                                        SP_INOUT, SP_NO_DEP};
             int dir = dirs[rnd(10)];
             int rc;
-            while ((rc = sp_tensormap_access(&map, task, &v, dir, manual, &deps)) ==
+            while ((rc = rt_tensormap_access(&map, task, &v, dir, manual, &deps)) ==
                    SP_EGRAPH_LIMIT) {
                 /* Full: nothing derived or recorded. Sweep if it frees
                  * anything (tmr), else grow (hbg); then try again. */
                 cr_assert_eq(map.used, map.capacity, "seed %u: limit below capacity", seed);
-                if (sp_tensormap_sweep(&map) == 0)
+                if (rt_tensormap_sweep(&map) == 0)
                     map_grow(map.capacity * 2);
                 cr_assert_eq(map.used, ref_live_count(), "seed %u: live accesses", seed);
             }
@@ -942,12 +942,12 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
             ref_retired = task + 1 - rnd(24);
             if (ref_retired < map.retired_below)
                 ref_retired = map.retired_below;
-            sp_tensormap_retire_below(&map, ref_retired);
+            rt_tensormap_retire_below(&map, ref_retired);
             if (rnd(4) == 0) /* a new shape for a buffer, as a ring heap reuses it */
                 pick_grid(&bufs[rnd(3)]);
         }
         if (rnd(64) == 0) {
-            sp_tensormap_sweep(&map);
+            rt_tensormap_sweep(&map);
             cr_assert_eq(map.used, ref_live_count(), "seed %u: live accesses after sweep", seed);
         }
         if (rnd(128) == 0) {

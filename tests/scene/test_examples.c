@@ -290,14 +290,14 @@ static void *read_control_tensor(int device_id, bool no_host_map)
                  SP_OK);
     args.dirs[0] = SP_IN;
     args.tensor_count = 1;
-    static sp_staging st;
+    static rt_staging st;
     char err[256] = "";
-    cr_assert_eq(sp_staging_stage(&st, &api, &args, true, false, err, sizeof err), SP_OK, "%s",
+    cr_assert_eq(rt_staging_stage(&st, &api, &args, true, false, err, sizeof err), SP_OK, "%s",
                  err);
     void *map = st.t[0].host_map;
 
     hbg_buffer buf = {.dev = st.t[0].dev, .bytes = st.t[0].bytes, .host_map = map};
-    static sp_loaded_callable lc; /* no kernels: only control reads happen */
+    static rt_loaded_callable lc; /* no kernels: only control reads happen */
     static hbg_graph g;
     cr_assert_eq(hbg_graph_init(&g, &api, &lc, 0, 0, &buf, 1, NULL), SP_OK);
     const sp_tensor *ctl = &st.device_args.tensors[0];
@@ -305,7 +305,7 @@ static void *read_control_tensor(int device_id, bool no_host_map)
         cr_assert_eq(sp_tensor_read_int(&g.orch, ctl, i), 10 * i, "element %d", i);
     cr_assert_eq(sp_orch_error(&g.orch), SP_OK, "%s", g.message);
     hbg_graph_free(&g);
-    sp_staging_release(&st, &api);
+    rt_staging_release(&st, &api);
     sp_device_close(dev);
     return map;
 }

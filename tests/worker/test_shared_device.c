@@ -204,13 +204,13 @@ typedef struct raw_ctx {
     void *run[2];
 } raw_ctx;
 
-static sp_module_api m;
+static wk_module_api m;
 static size_t run_size, run_align;
 
 static void raw_open(const char *module, raw_ctx *r, int n)
 {
     char err[512] = "";
-    cr_assert_eq(sp_module_open(module, &m, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(wk_module_open(module, &m, err, sizeof err), SP_OK, "%s", err);
     cr_assert_eq(m.simpler_bind_logging(4 /* off: refusals are expected */, NULL, NULL), SP_OK);
     cr_assert_eq(m.simpler_run_storage_size(&run_size, &run_align), SP_OK);
     void *blob;
@@ -239,7 +239,7 @@ static void raw_close(raw_ctx *r, int n)
         free(r[i].run[0]);
         free(r[i].run[1]);
     }
-    sp_module_close(&m);
+    wk_module_close(&m);
 }
 
 static int raw_prepare(raw_ctx *r, int slot, job *j, uint64_t id)

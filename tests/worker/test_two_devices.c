@@ -272,11 +272,11 @@ ParameterizedTest(pair *p, two_devices, a_crash_on_device_1_leaves_device_0_runn
 Test(two_devices, an_address_of_device_0_is_refused_by_device_1, .timeout = 60)
 {
     /* The module ABI directly: the worker hands out no device address. */
-    sp_module_api m[2];
+    wk_module_api m[2];
     void *ctx[2];
     char err[1024] = "";
     for (int d = 0; d < 2; d++) {
-        cr_assert_eq(sp_module_open(module_files[d], &m[d], err, sizeof err), SP_OK, "%s", err);
+        cr_assert_eq(wk_module_open(module_files[d], &m[d], err, sizeof err), SP_OK, "%s", err);
         cr_assert_eq(m[d].simpler_create_device_context(&ctx[d]), SP_OK);
         cr_assert_eq(m[d].simpler_init(ctx[d], d, NULL, NULL), SP_OK, "%s",
                      m[d].simpler_last_error(ctx[d]));
@@ -301,7 +301,7 @@ Test(two_devices, an_address_of_device_0_is_refused_by_device_1, .timeout = 60)
     cr_assert_eq(m[0].simpler_device_free(ctx[0], addr), SP_OK);
     for (int d = 0; d < 2; d++) {
         m[d].simpler_destroy_device_context(ctx[d]);
-        sp_module_close(&m[d]);
+        wk_module_close(&m[d]);
     }
 }
 

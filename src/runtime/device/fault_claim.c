@@ -4,7 +4,7 @@
 #include "common/fault.h"
 #include "simpler/status.h"
 
-bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
+bool rt_fault_report_claim(rt_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
                            int sig, uint64_t ran_ns)
 {
     int32_t expected = 0;
@@ -19,7 +19,7 @@ bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int
     return true;
 }
 
-int sp_fault_status(int sig)
+int rt_fault_status(int sig)
 {
     return sig == SP_FAULT_INTERRUPT || sig == SP_FAULT_ABANDONED ? SP_EKERNEL_TIMEOUT
                                                                   : SP_EKERNEL_FAULT;

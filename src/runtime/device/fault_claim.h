@@ -9,20 +9,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct sp_fault_report {
+typedef struct rt_fault_report {
     _Atomic int32_t claimed; /* 0 until the first fault takes the report */
     int32_t sig;
     uint64_t task;
     uint32_t core;
     int32_t kernel; /* kernel-table index */
     uint64_t ran_ns;
-} sp_fault_report;
+} rt_fault_report;
 
 /* Record a fault if none was recorded yet; returns true for the first. */
-bool sp_fault_report_claim(sp_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
+bool rt_fault_report_claim(rt_fault_report *r, uint64_t task, uint32_t core, int32_t kernel,
                            int sig, uint64_t ran_ns);
 /* The run status of a fault a core reported: SP_EKERNEL_TIMEOUT for the
  * interrupt and an abandoned core, SP_EKERNEL_FAULT for the rest. */
-int sp_fault_status(int sig);
+int rt_fault_status(int sig);
 
 #endif

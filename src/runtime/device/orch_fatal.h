@@ -7,7 +7,7 @@
 
 #include "simpler/status.h"
 
-static inline int sp_orch_fatal_status(int status)
+static inline int rt_orch_fatal_status(int status)
 {
     switch (status) {
 #define SP_ORCH_FATAL_CASE(name, value, hint) case name:

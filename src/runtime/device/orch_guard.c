@@ -116,7 +116,7 @@ static int g_error(sp_orch *o)
 
 static const sp_orch_ops guarded_ops = RT_ORCH_OPS(g, g_submit, g_log);
 
-__attribute__((noinline)) int sp_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o,
+__attribute__((noinline)) int rt_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o,
                                                    const sp_args *args, uint64_t timeout_ns,
                                                    bool (*still_mine)(void *), void *arg)
 {

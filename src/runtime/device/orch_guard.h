@@ -15,7 +15,7 @@
  * (may be NULL) is asked, once the entry is over and before `o` is touched
  * again, whether the run still belongs to this thread; if not (the thread
  * was given up), SP_FAULT_ABANDONED is returned and `o` is left as it is. */
-int sp_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o, const sp_args *args,
+int rt_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o, const sp_args *args,
                          uint64_t timeout_ns, bool (*still_mine)(void *), void *arg);
 
 #endif

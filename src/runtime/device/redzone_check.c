@@ -25,7 +25,7 @@ static int64_t first_damaged(const unsigned char *p, uint64_t n)
     return -1;
 }
 
-bool sp_redzone_intact(uint64_t addr, uint64_t bytes, int64_t *at)
+bool rt_redzone_intact(uint64_t addr, uint64_t bytes, int64_t *at)
 {
     const unsigned char *before = (const unsigned char *)(uintptr_t)(addr - SP_REDZONE_BYTES);
     int64_t k = first_damaged(before, SP_REDZONE_BYTES);
@@ -35,7 +35,7 @@ bool sp_redzone_intact(uint64_t addr, uint64_t bytes, int64_t *at)
     }
     uint64_t end = addr + bytes;
     k = first_damaged((const unsigned char *)(uintptr_t)end,
-                      sp_redzone_after_end(addr, bytes) - end);
+                      rt_redzone_after_end(addr, bytes) - end);
     if (k >= 0) {
         *at = (int64_t)bytes + k;
         return false;
@@ -43,14 +43,14 @@ bool sp_redzone_intact(uint64_t addr, uint64_t bytes, int64_t *at)
     return true;
 }
 
-void sp_redzone_fill(uint64_t addr, uint64_t bytes)
+void rt_redzone_fill(uint64_t addr, uint64_t bytes)
 {
     memset((void *)(uintptr_t)(addr - SP_REDZONE_BYTES), SP_REDZONE_FILL, SP_REDZONE_BYTES);
     uint64_t end = addr + bytes;
-    memset((void *)(uintptr_t)end, SP_REDZONE_FILL, sp_redzone_after_end(addr, bytes) - end);
+    memset((void *)(uintptr_t)end, SP_REDZONE_FILL, rt_redzone_after_end(addr, bytes) - end);
 }
 
-bool sp_overrun_claim(sp_overrun_report *r, uint64_t task, const int32_t kernel[3], int32_t arg,
+bool rt_overrun_claim(rt_overrun_report *r, uint64_t task, const int32_t kernel[3], int32_t arg,
                       int64_t at, uint64_t buf_bytes)
 {
     int32_t expected = 0;

@@ -1,9 +1,9 @@
 /* The scheduler loop's out-of-line part: a dummy task's trace record. */
 #include "runtime/device/sched_loop.h"
 
-void rt_trace_dummy(sp_trace_writer *w, uint64_t task, uint64_t submit_ns)
+void rt_trace_dummy(rt_trace_writer *w, uint64_t task, uint64_t submit_ns)
 {
-    sp_trace_record *rec = sp_trace_next(w);
+    sp_trace_record *rec = rt_trace_next(w);
     if (!rec)
         return;
     uint64_t now = sp_ticks();

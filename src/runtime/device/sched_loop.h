@@ -28,12 +28,12 @@ typedef struct rt_sched_loop_hooks {
 } rt_sched_loop_hooks;
 
 /* Tracing: a dummy task completes on the scheduler thread, with no core. */
-void rt_trace_dummy(sp_trace_writer *w, uint64_t task, uint64_t submit_ns);
+void rt_trace_dummy(rt_trace_writer *w, uint64_t task, uint64_t submit_ns);
 
 /* Run scheduler `s` (initialised, its trace writer set when traced) until
  * the run is over. */
 __attribute__((always_inline)) static inline void
-rt_sched_loop(rt_sched *s, const rt_sched_loop_hooks *h, void *rt, sp_trace_writer *tw)
+rt_sched_loop(rt_sched *s, const rt_sched_loop_hooks *h, void *rt, rt_trace_writer *tw)
 {
     bool phases = tw->level >= SP_TRACE_SCHED;
     for (;;) {
@@ -50,14 +50,14 @@ rt_sched_loop(rt_sched *s, const rt_sched_loop_hooks *h, void *rt, sp_trace_writ
             progress = true;
         }
         if (phases && progress)
-            sp_trace_phase(tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
+            rt_trace_phase(tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
         if (!rt_sched_busy(s) && h->over(rt))
             break;
         if (!progress) {
             uint64_t w0 = phases ? sp_ticks() : 0;
             rt_sched_idle_wait(s, snap);
             if (phases)
-                sp_trace_phase(tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
+                rt_trace_phase(tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
         }
     }
 }

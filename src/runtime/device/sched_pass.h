@@ -85,7 +85,7 @@ typedef struct rt_sched {
     uint8_t lanes_left[RT_SCHED_MAX_CLUSTERS];
     bool mix_cluster[RT_SCHED_MAX_CLUSTERS];
     /* Tracing: NULL when off. Per queued payload, the record of its run. */
-    sp_trace_writer *trace;
+    rt_trace_writer *trace;
     sp_trace_record *slice[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
     /* Timeouts: 0 = none. `now` is a coarse clock refreshed when the thread
      * checks timeouts (idle, or every 1024 passes), so dispatch costs no
@@ -187,7 +187,7 @@ static inline sp_trace_record *rt_sched_trace_dispatch(rt_sched *s, const rt_sch
                                                        void *rt, uint32_t core, uint64_t task,
                                                        uint32_t block, int lane, sp_chip_payload *p)
 {
-    sp_trace_record *r = sp_trace_next(s->trace);
+    sp_trace_record *r = rt_trace_next(s->trace);
     if (!r)
         return NULL;
     r->kind = SP_TRACE_SLICE;

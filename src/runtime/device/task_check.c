@@ -9,10 +9,10 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-static int fail(const sp_task_check *c, int status, const char *fmt, ...)
+static int fail(const rt_task_check *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail(const sp_task_check *c, int status, const char *fmt, ...)
+static int fail(const rt_task_check *c, int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -21,7 +21,7 @@ static int fail(const sp_task_check *c, int status, const char *fmt, ...)
     return status;
 }
 
-bool sp_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes)
+bool rt_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes)
 {
     return addr >= r->dev && bytes <= r->bytes && addr - r->dev <= r->bytes - bytes;
 }
@@ -31,7 +31,7 @@ bool sp_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes)
 static const uint32_t lane_core[SP_LANES] = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV};
 
 /* True if the geometry has a lane of core kind `type` to run a task on. */
-static bool has_lane(const sp_task_check *c, uint32_t type)
+static bool has_lane(const rt_task_check *c, uint32_t type)
 {
     if (!c->lanes)
         return true;
@@ -41,7 +41,7 @@ static bool has_lane(const sp_task_check *c, uint32_t type)
     return false;
 }
 
-static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
+static int resolve_kernels(const rt_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
 {
     kernel[0] = kernel[1] = kernel[2] = -1;
     bool allowed[SP_LANES] = {false, false, false};
@@ -98,7 +98,7 @@ static int resolve_kernels(const sp_task_check *c, uint64_t id, const sp_task *t
 }
 
 /* Compare the task's arguments with a kernel's declared signature. */
-static int check_signature(const sp_task_check *c, uint64_t id, const sp_task *t, int kernel)
+static int check_signature(const rt_task_check *c, uint64_t id, const sp_task *t, int kernel)
 {
     static const char dir_char[] = {'?', 'i', 'o', 'x', 'e', 'n'};
     const rt_dev_kernel *k = &c->callable->kernels[kernel];
@@ -130,7 +130,7 @@ static int check_signature(const sp_task_check *c, uint64_t id, const sp_task *t
     return SP_OK;
 }
 
-static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_tensor *x, int dir,
+static int check_tensor(const rt_task_check *c, uint64_t id, int i, const sp_tensor *x, int dir,
                         rt_range *home)
 {
     *home = (rt_range){0, 0};
@@ -151,10 +151,10 @@ static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_ten
         return fail(c, SP_ESHAPE,
                     "task %llu: tensor argument %d: view (offset %lld) leaves its %llu-byte buffer",
                     tid, i, (long long)x->offset, (unsigned long long)x->buf_bytes);
-    if (sp_range_holds(&c->heap, x->addr, x->buf_bytes))
+    if (rt_range_holds(&c->heap, x->addr, x->buf_bytes))
         return SP_OK;
     for (uint32_t r = 0; r < c->range_count; r++) {
-        if (!sp_range_holds(&c->ranges[r], x->addr, x->buf_bytes))
+        if (!rt_range_holds(&c->ranges[r], x->addr, x->buf_bytes))
             continue;
         /* A view starting inside the buffer is rehomed to its base: only
          * whole elements can be counted from there. */
@@ -176,7 +176,7 @@ static int check_tensor(const sp_task_check *c, uint64_t id, int i, const sp_ten
 
 /* Tensor `x` read or written in place is of the memo's class and inside its
  * buffer: check_tensor's verdict, by comparison. */
-static bool view_known(const sp_view_memo *v, const sp_tensor *x, int dir)
+static bool view_known(const rt_view_memo *v, const sp_tensor *x, int dir)
 {
     if (!v->valid || !x || dir < SP_IN || dir > SP_NO_DEP || dir == SP_OUT || x->addr != v->addr ||
         x->buf_bytes != v->buf_bytes || x->dtype != v->dtype || x->ndim != v->ndim ||
@@ -190,7 +190,7 @@ static bool view_known(const sp_view_memo *v, const sp_tensor *x, int dir)
 
 /* Remember the class of `x`, a view check_tensor accepted, when its
  * strides are >= 0 (the other classes are rare enough to check in full). */
-static void view_learn(sp_view_memo *v, const sp_tensor *x, const rt_range *home)
+static void view_learn(rt_view_memo *v, const sp_tensor *x, const rt_range *home)
 {
     uint64_t es = sp_dtype_size(x->dtype), span = 0, term;
     v->valid = 0;
@@ -203,7 +203,7 @@ static void view_learn(sp_view_memo *v, const sp_tensor *x, const rt_range *home
     uint64_t elems = x->buf_bytes / es;
     if (elems < span + 1)
         return;
-    *v = (sp_view_memo){.addr = x->addr,
+    *v = (rt_view_memo){.addr = x->addr,
                         .buf_bytes = x->buf_bytes,
                         .max_offset = elems - span - 1,
                         .home = *home,
@@ -223,7 +223,7 @@ static unsigned memo_slot(const sp_task *t)
 
 /* Resolve the task's lanes (resolve_kernels, which names any fault) and
  * measure their signatures into `m`. */
-static int lanes_resolve(const sp_task_check *c, uint64_t id, const sp_task *t, sp_lane_memo *m)
+static int lanes_resolve(const rt_task_check *c, uint64_t id, const sp_task *t, rt_lane_memo *m)
 {
     int rc = resolve_kernels(c, id, t, m->kernel);
     if (rc)
@@ -253,7 +253,7 @@ static int lanes_resolve(const sp_task_check *c, uint64_t id, const sp_task *t, 
 
 /* The task's arguments match the lane's signature as check_signature
  * compares them; false sends the lane to check_signature. */
-static bool signature_fast_ok(const sp_lane_memo *m, int l, const sp_task *t)
+static bool signature_fast_ok(const rt_lane_memo *m, int l, const sp_task *t)
 {
     static const char dir_char[] = {'?', 'i', 'o', 'x', 'e', 'n'};
     const char *sig = m->sig[l];
@@ -268,7 +268,7 @@ static bool signature_fast_ok(const sp_lane_memo *m, int l, const sp_task *t)
     return true;
 }
 
-int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
+int rt_task_validate(const rt_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
 {
     unsigned long long tid = (unsigned long long)id;
     if (!t)
@@ -286,7 +286,7 @@ int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int3
         return fail(c, SP_ETASK_ARGS, "task %llu: block_num %u out of range [1, %u]", tid,
                     t->block_num, max_blocks);
     /* Lanes: from the memo when this (shape, func_ids) resolved before. */
-    sp_lane_memo local, *m = c->memo ? &c->memo[memo_slot(t)] : &local;
+    rt_lane_memo local, *m = c->memo ? &c->memo[memo_slot(t)] : &local;
     if (!(c->memo && m->valid && m->shape == t->shape && m->func_id[0] == t->func_id[0] &&
           m->func_id[1] == t->func_id[1] && m->func_id[2] == t->func_id[2])) {
         int rc = lanes_resolve(c, id, t, m);

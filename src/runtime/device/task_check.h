@@ -27,7 +27,7 @@ typedef struct rt_range {
 /* What one (shape, func_id per lane) resolved to: kernel indices and each
  * lane's signature, measured once. A run names few kernel combinations, so
  * its tasks resolve their lanes once each, not once per task. */
-typedef struct sp_lane_memo {
+typedef struct rt_lane_memo {
     int32_t func_id[SP_LANES];
     int32_t kernel[SP_LANES];
     const char *sig[SP_LANES]; /* each busy lane's kernel signature */
@@ -36,7 +36,7 @@ typedef struct sp_lane_memo {
     uint8_t sig_lanes;                   /* bit per lane whose signature is checked */
     uint8_t shape;
     uint8_t valid;
-} sp_lane_memo;
+} rt_lane_memo;
 
 #define SP_LANE_MEMO_SLOTS 16
 
@@ -44,16 +44,16 @@ typedef struct sp_lane_memo {
  * a view of that class lies in the same device range, and inside its
  * buffer iff its offset is in [0, max_offset]. Tiles of one matrix are one
  * class, so their checks cost a comparison, not an extent. */
-typedef struct sp_view_memo {
+typedef struct rt_view_memo {
     uint64_t addr, buf_bytes;
     int64_t shape[SP_MAX_DIMS];
     int64_t strides[SP_MAX_DIMS];
     uint64_t max_offset;
     rt_range home; /* the staged buffer the class lies in ({0, 0}: none) */
     uint8_t dtype, ndim, valid;
-} sp_view_memo;
+} rt_view_memo;
 
-typedef struct sp_task_check {
+typedef struct rt_task_check {
     const rt_dev_callable *callable;
     const rt_range *ranges; /* staged arguments */
     uint32_t range_count;
@@ -62,12 +62,12 @@ typedef struct sp_task_check {
     size_t msg_len;
     /* SP_LANE_MEMO_SLOTS zeroed entries owned by the caller for the run's
      * length (one callable), or NULL: resolve every task from scratch. */
-    sp_lane_memo *memo;
+    rt_lane_memo *memo;
     /* Zeroed, the caller's for the run's length (these ranges), or NULL. */
-    sp_view_memo *view;
+    rt_view_memo *view;
     /* SP_MAX_TASK_TENSORS entries the caller owns, or NULL: validation sets,
      * per tensor argument, the staged run buffer it lies in ({0, 0} for an
-     * output, or a tensor in the heap), for sp_tensor_rehome. */
+     * output, or a tensor in the heap), for rt_tensor_rehome. */
     rt_range *home;
     /* The device's cluster shape (sp_geometry's lanes and lane_type), or
      * lanes 0: the a2a3 cluster (AIC, AIV, AIV). A MIX task may name a
@@ -75,7 +75,7 @@ typedef struct sp_task_check {
      * AIC or AIV task needs a lane of its kind. */
     const uint32_t *lane_type;
     uint32_t lanes;
-} sp_task_check;
+} rt_task_check;
 
 /* A tensor whose addr points inside a staged run buffer (a view that starts
  * 256 bytes in, say) is the same memory as the buffer reached through its
@@ -83,7 +83,7 @@ typedef struct sp_task_check {
  * runtime's copy of a validated argument, to its `home` buffer (addr and
  * buf_bytes the buffer's, offset counted from it; validation checked that
  * the distance is whole elements). The kernel sees the same elements. */
-static inline void sp_tensor_rehome(sp_tensor *x, const rt_range *home)
+static inline void rt_tensor_rehome(sp_tensor *x, const rt_range *home)
 {
     if (!home->bytes || (x->addr == home->dev && x->buf_bytes == home->bytes))
         return;
@@ -94,8 +94,8 @@ static inline void sp_tensor_rehome(sp_tensor *x, const rt_range *home)
 
 /* Check task `id`; on success fill kernel[lane] with kernel indices (-1 for
  * an idle lane). Returns 0 or a status with the reason in c->msg. */
-int sp_task_validate(const sp_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3]);
+int rt_task_validate(const rt_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3]);
 /* True if [addr, addr + bytes) lies inside `r`. */
-bool sp_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes);
+bool rt_range_holds(const rt_range *r, uint64_t addr, uint64_t bytes);
 
 #endif

@@ -10,7 +10,7 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-int sp_dep_list_add(sp_dep_list *deps, int64_t producer, int64_t task, sp_edge_kind kind)
+int rt_dep_list_add(rt_dep_list *deps, int64_t producer, int64_t task, rt_edge_kind kind)
 {
     if (producer == task || producer < 0)
         return SP_OK;
@@ -44,31 +44,31 @@ static uint32_t tile_bucket_count(uint32_t entries)
     return round_pow2(entries < 16 ? 16 : entries);
 }
 
-size_t sp_tensormap_bytes(uint32_t entries)
+size_t rt_tensormap_bytes(uint32_t entries)
 {
     return (size_t)(bucket_count(entries) + tile_bucket_count(entries)) * sizeof(int32_t) +
-           (size_t)entries * (sizeof(sp_tmap_entry) + sizeof(sp_tmap_base) + sizeof(sp_tmap_tile) +
-                              sizeof(sp_tmap_node) + sizeof(int32_t)) +
+           (size_t)entries * (sizeof(rt_tmap_entry) + sizeof(rt_tmap_base) + sizeof(rt_tmap_tile) +
+                              sizeof(rt_tmap_node) + sizeof(int32_t)) +
            64;
 }
 
-int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entries)
+int rt_tensormap_init(rt_tensormap *map, void *mem, size_t bytes, uint32_t entries)
 {
-    if (!map || !mem || entries == 0 || entries > (1u << 30) || bytes < sp_tensormap_bytes(entries))
+    if (!map || !mem || entries == 0 || entries > (1u << 30) || bytes < rt_tensormap_bytes(entries))
         return SP_EINVAL;
     uint32_t nb = bucket_count(entries), nt = tile_bucket_count(entries);
     uintptr_t p = ((uintptr_t)mem + 7) & ~(uintptr_t)7;
     memset(map, 0, sizeof *map);
     /* 8-byte records first, then the int32 arrays. Pools are handed out
      * from their tails, so nothing but the buckets is touched here. */
-    map->entries = (sp_tmap_entry *)p;
-    p += (size_t)entries * sizeof(sp_tmap_entry);
-    map->bases = (sp_tmap_base *)p;
-    p += (size_t)entries * sizeof(sp_tmap_base);
-    map->tiles = (sp_tmap_tile *)p;
-    p += (size_t)entries * sizeof(sp_tmap_tile);
-    map->nodes = (sp_tmap_node *)p;
-    p += (size_t)entries * sizeof(sp_tmap_node);
+    map->entries = (rt_tmap_entry *)p;
+    p += (size_t)entries * sizeof(rt_tmap_entry);
+    map->bases = (rt_tmap_base *)p;
+    p += (size_t)entries * sizeof(rt_tmap_base);
+    map->tiles = (rt_tmap_tile *)p;
+    p += (size_t)entries * sizeof(rt_tmap_tile);
+    map->nodes = (rt_tmap_node *)p;
+    p += (size_t)entries * sizeof(rt_tmap_node);
     map->scratch = (int32_t *)p;
     p += (size_t)entries * sizeof(int32_t);
     map->tile_buckets = (int32_t *)p;
@@ -91,7 +91,7 @@ int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entri
  * while it holds a node, and a grid's layout entry only while its buffer
  * does (so entries in use <= treap entries + nodes = used). */
 
-static int32_t entry_take(sp_tensormap *map)
+static int32_t entry_take(rt_tensormap *map)
 {
     int32_t i = map->free_head;
     if (i >= 0)
@@ -102,21 +102,21 @@ static int32_t entry_take(sp_tensormap *map)
     return i;
 }
 
-static void entry_give(sp_tensormap *map, int32_t i)
+static void entry_give(rt_tensormap *map, int32_t i)
 {
     map->entries[i].base_rec = -1;
     map->entries[i].left = map->free_head;
     map->free_head = i;
 }
 
-static uint32_t hash_base(const sp_tensormap *map, uint64_t base)
+static uint32_t hash_base(const rt_tensormap *map, uint64_t base)
 {
     /* Buffers are at least 64-byte aligned: drop the low bits, then mix. */
     uint64_t h = (base >> 6) * 0x9e3779b97f4a7c15ull;
     return (uint32_t)(h >> 32) & map->bucket_mask;
 }
 
-static int32_t base_find(const sp_tensormap *map, uint64_t base)
+static int32_t base_find(const rt_tensormap *map, uint64_t base)
 {
     for (int32_t b = map->buckets[hash_base(map, base)]; b >= 0; b = map->bases[b].next)
         if (map->bases[b].base == base)
@@ -125,7 +125,7 @@ static int32_t base_find(const sp_tensormap *map, uint64_t base)
 }
 
 /* A new buffer record: treap mode with grid -1, else grid mode. */
-static int32_t base_add(sp_tensormap *map, uint64_t base, int32_t grid)
+static int32_t base_add(rt_tensormap *map, uint64_t base, int32_t grid)
 {
     int32_t b = map->base_free;
     if (b >= 0)
@@ -134,7 +134,7 @@ static int32_t base_add(sp_tensormap *map, uint64_t base, int32_t grid)
         b = (int32_t)map->base_fresh++;
     assert((uint32_t)b < map->capacity);
     uint32_t h = hash_base(map, base);
-    map->bases[b] = (sp_tmap_base){.base = base,
+    map->bases[b] = (rt_tmap_base){.base = base,
                                    .newest = INT64_MIN,
                                    .root = {-1, -1},
                                    .next = map->buckets[h],
@@ -144,7 +144,7 @@ static int32_t base_add(sp_tensormap *map, uint64_t base, int32_t grid)
     return b;
 }
 
-static void base_drop(sp_tensormap *map, int32_t b)
+static void base_drop(rt_tensormap *map, int32_t b)
 {
     int32_t *link = &map->buckets[hash_base(map, map->bases[b].base)];
     while (*link != b)
@@ -158,7 +158,7 @@ static void base_drop(sp_tensormap *map, int32_t b)
 }
 
 /* One more live access of buffer b. */
-static void count_access(sp_tensormap *map, int32_t b, int64_t task)
+static void count_access(rt_tensormap *map, int32_t b, int64_t task)
 {
     map->bases[b].count++;
     if (task > map->bases[b].newest)
@@ -171,7 +171,7 @@ static void count_access(sp_tensormap *map, int32_t b, int64_t task)
 
 #define E(i) (map->entries[i])
 
-static void fix(sp_tensormap *map, int32_t i)
+static void fix(rt_tensormap *map, int32_t i)
 {
     uint64_t m = E(i).hi;
     if (E(i).left >= 0 && E(E(i).left).max_hi > m)
@@ -182,12 +182,12 @@ static void fix(sp_tensormap *map, int32_t i)
 }
 
 /* Order by lo, then by index: every key is distinct. */
-static bool key_less(const sp_tensormap *map, int32_t a, int32_t b)
+static bool key_less(const rt_tensormap *map, int32_t a, int32_t b)
 {
     return E(a).lo < E(b).lo || (E(a).lo == E(b).lo && a < b);
 }
 
-static int32_t rotate_right(sp_tensormap *map, int32_t r)
+static int32_t rotate_right(rt_tensormap *map, int32_t r)
 {
     int32_t l = E(r).left;
     E(r).left = E(l).right;
@@ -197,7 +197,7 @@ static int32_t rotate_right(sp_tensormap *map, int32_t r)
     return l;
 }
 
-static int32_t rotate_left(sp_tensormap *map, int32_t r)
+static int32_t rotate_left(rt_tensormap *map, int32_t r)
 {
     int32_t x = E(r).right;
     E(r).right = E(x).left;
@@ -207,7 +207,7 @@ static int32_t rotate_left(sp_tensormap *map, int32_t r)
     return x;
 }
 
-static int32_t treap_insert(sp_tensormap *map, int32_t root, int32_t n)
+static int32_t treap_insert(rt_tensormap *map, int32_t root, int32_t n)
 {
     if (root < 0)
         return n;
@@ -225,7 +225,7 @@ static int32_t treap_insert(sp_tensormap *map, int32_t root, int32_t n)
 }
 
 /* Join two treaps whose keys are all ordered a < b. */
-static int32_t treap_merge(sp_tensormap *map, int32_t a, int32_t b)
+static int32_t treap_merge(rt_tensormap *map, int32_t a, int32_t b)
 {
     if (a < 0)
         return b;
@@ -241,7 +241,7 @@ static int32_t treap_merge(sp_tensormap *map, int32_t a, int32_t b)
     return b;
 }
 
-static int32_t treap_erase(sp_tensormap *map, int32_t root, int32_t n)
+static int32_t treap_erase(rt_tensormap *map, int32_t root, int32_t n)
 {
     if (root == n)
         return treap_merge(map, E(n).left, E(n).right);
@@ -254,7 +254,7 @@ static int32_t treap_erase(sp_tensormap *map, int32_t root, int32_t n)
 }
 
 /* Entries of subtree i whose [lo, hi) overlaps [lo, hi), into scratch. */
-static void treap_collect(sp_tensormap *map, int32_t i, uint64_t lo, uint64_t hi, uint32_t *n)
+static void treap_collect(rt_tensormap *map, int32_t i, uint64_t lo, uint64_t hi, uint32_t *n)
 {
     while (i >= 0 && E(i).max_hi > lo) {
         treap_collect(map, E(i).left, lo, hi, n);
@@ -268,7 +268,7 @@ static void treap_collect(sp_tensormap *map, int32_t i, uint64_t lo, uint64_t hi
 
 #undef E
 
-static void entry_remove(sp_tensormap *map, int32_t i)
+static void entry_remove(rt_tensormap *map, int32_t i)
 {
     int32_t b = map->entries[i].base_rec;
     int32_t *root = &map->bases[b].root[map->entries[i].is_write];
@@ -280,14 +280,14 @@ static void entry_remove(sp_tensormap *map, int32_t i)
 }
 
 /* Record an access of treap-mode buffer b; the caller made room. */
-static void entry_add(sp_tensormap *map, int32_t b, uint64_t lo, uint64_t hi, int64_t task,
-                      int64_t owner, bool is_write, const sp_access_layout *layout)
+static void entry_add(rt_tensormap *map, int32_t b, uint64_t lo, uint64_t hi, int64_t task,
+                      int64_t owner, bool is_write, const rt_access_layout *layout)
 {
     int32_t n = entry_take(map);
     /* A fixed mixing of a counter: deterministic runs, balanced trees. */
     uint32_t prio = (map->prio_seq++ + 1) * 0x9e3779b1u;
     prio ^= prio >> 15;
-    map->entries[n] = (sp_tmap_entry){.lo = lo,
+    map->entries[n] = (rt_tmap_entry){.lo = lo,
                                       .hi = hi,
                                       .max_hi = hi,
                                       .task = task,
@@ -304,7 +304,7 @@ static void entry_add(sp_tensormap *map, int32_t b, uint64_t lo, uint64_t hi, in
 }
 
 /* Free a whole treap (every entry retired). */
-static void treap_free(sp_tensormap *map, int32_t i)
+static void treap_free(rt_tensormap *map, int32_t i)
 {
     while (i >= 0) {
         treap_free(map, map->entries[i].left);
@@ -326,7 +326,7 @@ static uint32_t tile_key(uint64_t base, uint32_t index)
     return (uint32_t)(((base >> 6) * 0x9e3779b97f4a7c15ull) >> 32) + index;
 }
 
-static int32_t tile_find(const sp_tensormap *map, int32_t b, int64_t offset, uint32_t key)
+static int32_t tile_find(const rt_tensormap *map, int32_t b, int64_t offset, uint32_t key)
 {
     for (int32_t i = map->tile_buckets[key & map->tile_mask]; i >= 0; i = map->tiles[i].next)
         if (map->tiles[i].offset == offset && map->tiles[i].base_rec == b)
@@ -334,7 +334,7 @@ static int32_t tile_find(const sp_tensormap *map, int32_t b, int64_t offset, uin
     return -1;
 }
 
-static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset, uint32_t key)
+static int32_t tile_add(rt_tensormap *map, int32_t b, int64_t offset, uint32_t key)
 {
     int32_t i = map->tile_free;
     if (i >= 0)
@@ -344,7 +344,7 @@ static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset, uint32_t k
     assert((uint32_t)i < map->capacity);
     uint32_t h = key & map->tile_mask;
     int32_t sib = map->bases[b].tiles;
-    map->tiles[i] = (sp_tmap_tile){.offset = offset,
+    map->tiles[i] = (rt_tmap_tile){.offset = offset,
                                    .key = key,
                                    .next = map->tile_buckets[h],
                                    .base_rec = b,
@@ -359,9 +359,9 @@ static int32_t tile_add(sp_tensormap *map, int32_t b, int64_t offset, uint32_t k
     return i;
 }
 
-static void tile_drop(sp_tensormap *map, int32_t i)
+static void tile_drop(rt_tensormap *map, int32_t i)
 {
-    sp_tmap_tile *t = &map->tiles[i];
+    rt_tmap_tile *t = &map->tiles[i];
     int32_t *link = &map->tile_buckets[t->key & map->tile_mask];
     while (*link != i)
         link = &map->tiles[*link].next;
@@ -378,7 +378,7 @@ static void tile_drop(sp_tensormap *map, int32_t i)
 }
 
 static inline __attribute__((always_inline)) void
-node_push(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner)
+node_push(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner)
 {
     int32_t n = map->node_free;
     if (n >= 0)
@@ -386,13 +386,13 @@ node_push(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t ow
     else
         n = (int32_t)map->node_fresh++;
     assert((uint32_t)n < map->capacity);
-    map->nodes[n] = (sp_tmap_node){.task = task, .owner = owner, .next = *chain};
+    map->nodes[n] = (rt_tmap_node){.task = task, .owner = owner, .next = *chain};
     *chain = n;
     count_access(map, b, task);
 }
 
 /* Unlink node *link from its chain of buffer b and free it. */
-static void node_pop(sp_tensormap *map, int32_t b, int32_t *link)
+static void node_pop(rt_tensormap *map, int32_t b, int32_t *link)
 {
     int32_t n = *link;
     *link = map->nodes[n].next;
@@ -405,7 +405,7 @@ static void node_pop(sp_tensormap *map, int32_t b, int32_t *link)
 /* Free the nodes of a chain whose task is below `below`, and unless `keep`
  * is SP_NO_TASK every node not of task `keep`; returns how many. */
 static inline __attribute__((always_inline)) uint32_t
-chain_drop(sp_tensormap *map, int32_t b, int32_t *chain, int64_t below, int64_t keep)
+chain_drop(rt_tensormap *map, int32_t b, int32_t *chain, int64_t below, int64_t keep)
 {
     uint32_t freed = 0;
     while (*chain >= 0) {
@@ -422,7 +422,7 @@ chain_drop(sp_tensormap *map, int32_t b, int32_t *chain, int64_t below, int64_t 
 
 /* True if `task` is already a producer in `deps`: in a MANUAL scope, the
  * explicit dependencies the task was given (nothing else is derived there). */
-static bool deps_has(const sp_dep_list *deps, int64_t task)
+static bool deps_has(const rt_dep_list *deps, int64_t task)
 {
     for (uint32_t i = 0; i < deps->count; i++)
         if (deps->producer[i] == task)
@@ -433,8 +433,8 @@ static bool deps_has(const sp_dep_list *deps, int64_t task)
 /* A MANUAL-scope write supersedes only what it is ordered after: nodes of
  * its explicit dependencies (and retired ones). Every other access stays, so
  * a later AUTO access still takes its edge to it. */
-static void chain_drop_ordered(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task,
-                               const sp_dep_list *deps)
+static void chain_drop_ordered(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task,
+                               const rt_dep_list *deps)
 {
     while (*chain >= 0) {
         int64_t t = map->nodes[*chain].task;
@@ -446,7 +446,7 @@ static void chain_drop_ordered(sp_tensormap *map, int32_t b, int32_t *chain, int
 }
 
 /* Drop tile i once it holds nothing, and its buffer once that holds nothing. */
-static void tile_tidy(sp_tensormap *map, int32_t i)
+static void tile_tidy(rt_tensormap *map, int32_t i)
 {
     int32_t b = map->tiles[i].base_rec;
     if (map->tiles[i].writers < 0 && map->tiles[i].readers < 0)
@@ -458,17 +458,17 @@ static void tile_tidy(sp_tensormap *map, int32_t i)
 /* The edges a chain of a tile gives task's access, retired nodes freed on
  * the way (the caller tidies the tile if that empties it). */
 static inline __attribute__((always_inline)) int
-chain_edges(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner,
-            sp_edge_kind kind, sp_dep_list *deps, bool *creator_implied)
+chain_edges(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner,
+            rt_edge_kind kind, rt_dep_list *deps, bool *creator_implied)
 {
     while (*chain >= 0) {
-        const sp_tmap_node *n = &map->nodes[*chain];
+        const rt_tmap_node *n = &map->nodes[*chain];
         if (n->task < map->retired_below) { /* lazily forget retired tasks */
             node_pop(map, b, chain);
             continue;
         }
         if (n->task != task) {
-            int rc = sp_dep_list_add(deps, n->task, task, kind);
+            int rc = rt_dep_list_add(deps, n->task, task, kind);
             if (rc != SP_OK)
                 return rc;
             /* As in treap mode: that access waited for the same creator. */
@@ -481,16 +481,16 @@ chain_edges(sp_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t 
 }
 
 /* The byte range of tile `offset` of a grid whose layout entry is g. */
-static void tile_bytes(const sp_tmap_entry *g, int64_t offset, uint64_t *lo, uint64_t *hi)
+static void tile_bytes(const rt_tmap_entry *g, int64_t offset, uint64_t *lo, uint64_t *hi)
 {
     *lo = (uint64_t)offset * g->layout.elem_size;
     *hi = *lo + (g->hi - g->lo);
 }
 
 /* A whole buffer's accesses retired: forget it at once, in either mode. */
-static void base_purge(sp_tensormap *map, int32_t b)
+static void base_purge(rt_tensormap *map, int32_t b)
 {
-    sp_tmap_base *r = &map->bases[b];
+    rt_tmap_base *r = &map->bases[b];
     while (r->tiles >= 0) {
         int32_t i = r->tiles;
         chain_drop(map, b, &map->tiles[i].writers, INT64_MAX, SP_NO_TASK);
@@ -504,13 +504,13 @@ static void base_purge(sp_tensormap *map, int32_t b)
 
 /* Switch buffer b to treap mode: every live node becomes an entry with its
  * tile's layout. Returns b, or -1 if nothing live was left (b dropped). */
-static int32_t grid_to_treap(sp_tensormap *map, int32_t b)
+static int32_t grid_to_treap(rt_tensormap *map, int32_t b)
 {
-    sp_tmap_base *r = &map->bases[b];
-    const sp_tmap_entry grid = map->entries[r->grid];
+    rt_tmap_base *r = &map->bases[b];
+    const rt_tmap_entry grid = map->entries[r->grid];
     entry_give(map, r->grid); /* first: its slot may serve a tile's entry */
     r->grid = -1;
-    sp_access_layout layout = grid.layout;
+    rt_access_layout layout = grid.layout;
     while (r->tiles >= 0) {
         int32_t i = r->tiles;
         uint64_t lo, hi;
@@ -519,7 +519,7 @@ static int32_t grid_to_treap(sp_tensormap *map, int32_t b)
         for (int w = 1; w >= 0; w--) {
             int32_t *chain = w ? &map->tiles[i].writers : &map->tiles[i].readers;
             while (*chain >= 0) {
-                sp_tmap_node n = map->nodes[*chain];
+                rt_tmap_node n = map->nodes[*chain];
                 node_pop(map, b, chain);
                 if (n.task >= map->retired_below)
                     entry_add(map, b, lo, hi, n.task, n.owner, w, &layout);
@@ -540,22 +540,22 @@ static int32_t grid_to_treap(sp_tensormap *map, int32_t b)
  * that a full dep list leaves the tile as it was but for retired nodes; then
  * the record, which cannot fail: the caller made room. */
 static inline __attribute__((always_inline)) int
-grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_t key,
-            const sp_tmap_entry *grid, int64_t task, int64_t owner, bool writes, bool manual,
-            sp_dep_list *deps)
+grid_access(rt_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_t key,
+            const rt_tmap_entry *grid, int64_t task, int64_t owner, bool writes, bool manual,
+            rt_dep_list *deps)
 {
     bool creator_implied = owner == SP_NO_TASK || owner == task;
     int32_t i = b >= 0 ? tile_find(map, b, offset, key) : -1;
     int rc = SP_OK;
     if (i >= 0 && !manual) {
-        sp_tmap_tile *t = &map->tiles[i];
+        rt_tmap_tile *t = &map->tiles[i];
         rc = chain_edges(map, b, &t->writers, task, owner, writes ? SP_EDGE_WAW : SP_EDGE_RAW, deps,
                          &creator_implied);
         if (rc == SP_OK && writes)
             rc = chain_edges(map, b, &t->readers, task, owner, SP_EDGE_WAR, deps, &creator_implied);
     }
     if (rc == SP_OK && !creator_implied)
-        rc = sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
+        rc = rt_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
     if (rc != SP_OK) {
         if (i >= 0)
             tile_tidy(map, i);
@@ -569,7 +569,7 @@ grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_
     }
     if (i < 0)
         i = tile_add(map, b, offset, key);
-    sp_tmap_tile *t = &map->tiles[i];
+    rt_tmap_tile *t = &map->tiles[i];
     if (writes && !manual) {
         /* The write supersedes every other task's access to the tile: it
          * took an edge to each of them. */
@@ -589,7 +589,7 @@ grid_access(sp_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_
 
 /* Box coordinates of a view inside a dense parent whose strides divide each
  * other: per dimension [start, start + shape). False if not such a layout. */
-static bool layout_box(const sp_access_layout *l, int64_t *start)
+static bool layout_box(const rt_access_layout *l, int64_t *start)
 {
     int64_t rem = l->offset;
     for (int d = 0; d < l->ndim; d++) {
@@ -610,8 +610,8 @@ static bool layout_box(const sp_access_layout *l, int64_t *start)
     return rem == 0;
 }
 
-bool sp_views_overlap(uint64_t a_lo, uint64_t a_hi, const sp_access_layout *a, uint64_t b_lo,
-                      uint64_t b_hi, const sp_access_layout *b)
+bool rt_views_overlap(uint64_t a_lo, uint64_t a_hi, const rt_access_layout *a, uint64_t b_lo,
+                      uint64_t b_hi, const rt_access_layout *b)
 {
     if (a_hi <= b_lo || b_hi <= a_lo)
         return false;
@@ -631,7 +631,7 @@ bool sp_views_overlap(uint64_t a_lo, uint64_t a_hi, const sp_access_layout *a, u
     return true;
 }
 
-static void layout_of(const sp_tensor *t, sp_access_layout *l)
+static void layout_of(const sp_tensor *t, rt_access_layout *l)
 {
     memset(l, 0, sizeof *l);
     l->offset = t->offset;
@@ -646,8 +646,8 @@ static void layout_of(const sp_tensor *t, sp_access_layout *l)
 /* True if a write of view (lo, hi, outer) covers every element of entry
  * `inner`: byte-for-byte for a contiguous write, box containment for views
  * of one dense layout (a tile rewritten by a tile). */
-static bool write_covers(uint64_t lo, uint64_t hi, const sp_access_layout *outer,
-                         const sp_tmap_entry *inner)
+static bool write_covers(uint64_t lo, uint64_t hi, const rt_access_layout *outer,
+                         const rt_tmap_entry *inner)
 {
     if (inner->lo < lo || inner->hi > hi)
         return false;
@@ -660,7 +660,7 @@ static bool write_covers(uint64_t lo, uint64_t hi, const sp_access_layout *outer
     }
     if (contiguous)
         return true;
-    const sp_access_layout *in = &inner->layout;
+    const rt_access_layout *in = &inner->layout;
     if (in->ndim != outer->ndim || in->elem_size != outer->elem_size)
         return false;
     for (int d = 0; d < outer->ndim; d++)
@@ -685,7 +685,7 @@ static uint8_t shift_of(int64_t v)
 
 /* The grid entry's tile_mul and shifts for layout l (which starts_grid
  * accepted); returns the index of l's own tile. */
-static uint32_t grid_numbering(const sp_access_layout *l, const int64_t *start, sp_tmap_entry *g)
+static uint32_t grid_numbering(const rt_access_layout *l, const int64_t *start, rt_tmap_entry *g)
 {
     uint32_t m = 1, index = 0;
     memset(g->tile_mul, 0, sizeof g->tile_mul);
@@ -707,7 +707,7 @@ static uint32_t grid_numbering(const sp_access_layout *l, const int64_t *start, 
     return index;
 }
 
-static bool starts_grid(const sp_access_layout *l, int64_t start[SP_MAX_DIMS])
+static bool starts_grid(const rt_access_layout *l, int64_t start[SP_MAX_DIMS])
 {
     if (l->ndim < 1 || l->ndim > SP_MAX_DIMS || !layout_box(l, start))
         return false;
@@ -721,9 +721,9 @@ static bool starts_grid(const sp_access_layout *l, int64_t start[SP_MAX_DIMS])
  * that passed starts_grid): layout_box and the alignment test, knowing that
  * the strides nest, and sp_tensor_byte_extent's checks, knowing the shape.
  * The hot path of grid mode, hence no layout copy and no 128-bit extent. */
-static bool on_grid(const sp_tensor *t, const sp_tmap_entry *g, uint32_t *index)
+static bool on_grid(const sp_tensor *t, const rt_tmap_entry *g, uint32_t *index)
 {
-    const sp_access_layout *grid = &g->layout;
+    const rt_access_layout *grid = &g->layout;
     uint64_t es = grid->elem_size, end;
     /* The tile's bytes end inside 2^64 (tile bytes are a multiple of es). */
     if (t->ndim != grid->ndim || sp_tensor_elem_size(t) != es || t->offset < 0 ||
@@ -753,9 +753,9 @@ static bool on_grid(const sp_tensor *t, const sp_tmap_entry *g, uint32_t *index)
 }
 
 /* Treap mode: the edges of an access to buffer b (-1: not in the map). */
-static int treap_access(sp_tensormap *map, int32_t b, uint64_t base, const sp_access_layout *layout,
+static int treap_access(rt_tensormap *map, int32_t b, uint64_t base, const rt_access_layout *layout,
                         uint64_t lo, uint64_t hi, int64_t task, int64_t owner, bool writes,
-                        bool manual, sp_dep_list *deps)
+                        bool manual, rt_dep_list *deps)
 {
     int rc;
     bool creator_implied = owner == SP_NO_TASK || owner == task;
@@ -770,17 +770,17 @@ static int treap_access(sp_tensormap *map, int32_t b, uint64_t base, const sp_ac
      * becomes -1, and goes only once no edge can fail any more. */
     for (uint32_t k = 0; k < found; k++) {
         int32_t i = map->scratch[k];
-        sp_tmap_entry *e = &map->entries[i];
+        rt_tmap_entry *e = &map->entries[i];
         map->scratch[k] = -1;
         if (e->task < map->retired_below) { /* lazily forget retired tasks */
             entry_remove(map, i);
             continue;
         }
-        if (e->task == task || !sp_views_overlap(lo, hi, layout, e->lo, e->hi, &e->layout))
+        if (e->task == task || !rt_views_overlap(lo, hi, layout, e->lo, e->hi, &e->layout))
             continue;
         if (!manual && (e->is_write || writes)) {
-            sp_edge_kind kind = e->is_write ? (writes ? SP_EDGE_WAW : SP_EDGE_RAW) : SP_EDGE_WAR;
-            if ((rc = sp_dep_list_add(deps, e->task, task, kind)) != SP_OK)
+            rt_edge_kind kind = e->is_write ? (writes ? SP_EDGE_WAW : SP_EDGE_RAW) : SP_EDGE_WAR;
+            if ((rc = rt_dep_list_add(deps, e->task, task, kind)) != SP_OK)
                 return rc;
             /* That access waited for the same creator (or is it): the
              * creator edge would only repeat what this edge implies. */
@@ -793,7 +793,7 @@ static int treap_access(sp_tensormap *map, int32_t b, uint64_t base, const sp_ac
         if (writes && write_covers(lo, hi, layout, e) && (!manual || deps_has(deps, e->task)))
             map->scratch[k] = i;
     }
-    if (!creator_implied && (rc = sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR)) != SP_OK)
+    if (!creator_implied && (rc = rt_dep_list_add(deps, owner, task, SP_EDGE_CREATOR)) != SP_OK)
         return rc;
     for (uint32_t k = 0; k < found; k++)
         if (map->scratch[k] >= 0)
@@ -808,9 +808,9 @@ static int treap_access(sp_tensormap *map, int32_t b, uint64_t base, const sp_ac
 /* Everything but a tile of a live grid: a first access, a buffer whose
  * accesses all retired, a view off its buffer's grid, a treap-mode buffer.
  * Kept out of line so the grid path stays small. */
-static __attribute__((noinline)) int access_slow(sp_tensormap *map, int32_t b, int64_t task,
+static __attribute__((noinline)) int access_slow(rt_tensormap *map, int32_t b, int64_t task,
                                                  const sp_tensor *t, int64_t owner, bool writes,
-                                                 bool manual, sp_dep_list *deps)
+                                                 bool manual, rt_dep_list *deps)
 {
     uint64_t lo, hi;
     if (sp_tensor_byte_extent(t, &lo, &hi) != SP_OK)
@@ -826,11 +826,11 @@ static __attribute__((noinline)) int access_slow(sp_tensormap *map, int32_t b, i
     }
     if (b >= 0 && map->bases[b].grid >= 0)
         b = grid_to_treap(map, b); /* not a tile of its grid (tested before) */
-    sp_access_layout layout;
+    rt_access_layout layout;
     layout_of(t, &layout);
     int64_t start[SP_MAX_DIMS];
     if (b < 0 && starts_grid(&layout, start)) {
-        sp_tmap_entry grid = {.lo = lo, .hi = hi, .is_grid = 1, .layout = layout};
+        rt_tmap_entry grid = {.lo = lo, .hi = hi, .is_grid = 1, .layout = layout};
         uint32_t index = grid_numbering(&layout, start, &grid);
         return grid_access(map, b, t->addr, t->offset, tile_key(t->addr, index), &grid, task, owner,
                            writes, manual, deps);
@@ -838,12 +838,12 @@ static __attribute__((noinline)) int access_slow(sp_tensormap *map, int32_t b, i
     return treap_access(map, b, t->addr, &layout, lo, hi, task, owner, writes, manual, deps);
 }
 
-int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
-                        sp_dep_list *deps)
+int rt_tensormap_access(rt_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
+                        rt_dep_list *deps)
 {
     int64_t owner = manual ? SP_NO_TASK : t->owner_task;
     if (dir == SP_NO_DEP)
-        return owner == SP_NO_TASK ? SP_OK : sp_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
+        return owner == SP_NO_TASK ? SP_OK : rt_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
     bool writes = dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
     /* Consecutive accesses often share a buffer: try the last one first (a
      * free record has count 0, a reused one another base). */
@@ -851,7 +851,7 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
     if (b < 0 || map->bases[b].base != t->addr || map->bases[b].count == 0)
         map->last_base = b = base_find(map, t->addr);
     if (b >= 0 && map->bases[b].grid >= 0 && map->bases[b].newest >= map->retired_below) {
-        const sp_tmap_entry *g = &map->entries[map->bases[b].grid];
+        const rt_tmap_entry *g = &map->entries[map->bases[b].grid];
         uint32_t index;
         if (on_grid(t, g, &index)) {
             if (map->used >= map->capacity)
@@ -863,14 +863,14 @@ int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int
     return access_slow(map, b, task, t, owner, writes, manual, deps);
 }
 
-void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id)
+void rt_tensormap_retire_below(rt_tensormap *map, int64_t task_id)
 {
     if (task_id > map->retired_below)
         map->retired_below = task_id;
 }
 
 /* Copy one chain of a tile of `from` into `to`, oldest last as it was. */
-static void chain_copy(sp_tensormap *to, int32_t b, int32_t *chain, const sp_tensormap *from,
+static void chain_copy(rt_tensormap *to, int32_t b, int32_t *chain, const rt_tensormap *from,
                        int32_t n)
 {
     for (; n >= 0; n = from->nodes[n].next) {
@@ -881,7 +881,7 @@ static void chain_copy(sp_tensormap *to, int32_t b, int32_t *chain, const sp_ten
     }
 }
 
-static uint32_t chain_live(const sp_tensormap *map, int32_t n)
+static uint32_t chain_live(const rt_tensormap *map, int32_t n)
 {
     uint32_t live = 0;
     for (; n >= 0; n = map->nodes[n].next)
@@ -892,7 +892,7 @@ static uint32_t chain_live(const sp_tensormap *map, int32_t n)
 /* Move into a map whose pools reach every index `from` ever used: copy the
  * pools as they are (links are indices) and hash buffers and tiles into the
  * new tables, which differ in size. What host_build_graph's doubling does. */
-static void move_by_index(sp_tensormap *to, const sp_tensormap *from)
+static void move_by_index(rt_tensormap *to, const rt_tensormap *from)
 {
     memcpy(to->entries, from->entries, from->entry_fresh * sizeof *from->entries);
     memcpy(to->bases, from->bases, from->base_fresh * sizeof *from->bases);
@@ -918,7 +918,7 @@ static void move_by_index(sp_tensormap *to, const sp_tensormap *from)
         to->buckets[h] = (int32_t)b;
     }
     for (uint32_t i = 0; i < to->tile_fresh; i++) {
-        sp_tmap_tile *t = &to->tiles[i];
+        rt_tmap_tile *t = &to->tiles[i];
         if (t->base_rec < 0)
             continue;
         uint32_t h = t->key & to->tile_mask;
@@ -926,10 +926,10 @@ static void move_by_index(sp_tensormap *to, const sp_tensormap *from)
         to->tile_buckets[h] = (int32_t)i;
     }
     if (to->retired_below > 0) /* carry only live accesses, as below */
-        sp_tensormap_sweep(to);
+        rt_tensormap_sweep(to);
 }
 
-int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from)
+int rt_tensormap_move(rt_tensormap *to, const rt_tensormap *from)
 {
     uint32_t reach = from->entry_fresh;
     if (from->base_fresh > reach)
@@ -944,7 +944,7 @@ int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from)
     }
     /* Smaller: access by access, live ones only. */
     for (uint32_t i = 0; i < from->tile_fresh; i++) {
-        const sp_tmap_tile *t = &from->tiles[i];
+        const rt_tmap_tile *t = &from->tiles[i];
         if (t->base_rec < 0)
             continue;
         uint32_t live = chain_live(from, t->writers) + chain_live(from, t->readers);
@@ -965,7 +965,7 @@ int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from)
         chain_copy(to, b, &to->tiles[k].readers, from, t->readers);
     }
     for (uint32_t i = 0; i < from->entry_fresh; i++) {
-        const sp_tmap_entry *e = &from->entries[i];
+        const rt_tmap_entry *e = &from->entries[i];
         if (e->base_rec < 0 || e->is_grid || e->task < from->retired_below)
             continue;
         if (to->used >= to->capacity)
@@ -981,7 +981,7 @@ int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from)
 }
 
 /* Live accesses of one chain, into out (up to max); returns n plus them. */
-static uint32_t chain_report(const sp_tensormap *map, int32_t n, int64_t *out, uint32_t max,
+static uint32_t chain_report(const rt_tensormap *map, int32_t n, int64_t *out, uint32_t max,
                              uint32_t count)
 {
     for (; n >= 0; n = map->nodes[n].next) {
@@ -994,7 +994,7 @@ static uint32_t chain_report(const sp_tensormap *map, int32_t n, int64_t *out, u
     return count;
 }
 
-uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+uint32_t rt_tensormap_overlapping(const rt_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                                   bool writes_only, int64_t *out, uint32_t max)
 {
     int32_t b = base_find(map, base);
@@ -1004,7 +1004,7 @@ uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64
     if (map->bases[b].grid >= 0) {
         /* Rare (control tensors): a walk over the buffer's tiles, writes
          * first as in treap mode, byte ranges as in treap mode. */
-        const sp_tmap_entry *grid = &map->entries[map->bases[b].grid];
+        const rt_tmap_entry *grid = &map->entries[map->bases[b].grid];
         for (int pass = 1; pass >= (writes_only ? 1 : 0); pass--)
             for (int32_t i = map->bases[b].tiles; i >= 0; i = map->tiles[i].sib_next) {
                 uint64_t tlo, thi;
@@ -1017,11 +1017,11 @@ uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64
     }
     uint32_t found = 0;
     /* The scratch array is the map's own: a lookup leaves the entries alone. */
-    treap_collect((sp_tensormap *)map, map->bases[b].root[1], lo, hi, &found);
+    treap_collect((rt_tensormap *)map, map->bases[b].root[1], lo, hi, &found);
     if (!writes_only)
-        treap_collect((sp_tensormap *)map, map->bases[b].root[0], lo, hi, &found);
+        treap_collect((rt_tensormap *)map, map->bases[b].root[0], lo, hi, &found);
     for (uint32_t k = 0; k < found; k++) {
-        const sp_tmap_entry *e = &map->entries[map->scratch[k]];
+        const rt_tmap_entry *e = &map->entries[map->scratch[k]];
         if (e->task < map->retired_below || (writes_only && !e->is_write))
             continue;
         if (n < max)
@@ -1031,24 +1031,24 @@ uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64
     return n;
 }
 
-bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+bool rt_tensormap_touched(const rt_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                           bool writes_only)
 {
-    return sp_tensormap_overlapping(map, base, lo, hi, writes_only, NULL, 0) > 0;
+    return rt_tensormap_overlapping(map, base, lo, hi, writes_only, NULL, 0) > 0;
 }
 
-uint32_t sp_tensormap_sweep(sp_tensormap *map)
+uint32_t rt_tensormap_sweep(rt_tensormap *map)
 {
     uint32_t freed = 0;
     for (uint32_t i = 0; i < map->entry_fresh; i++) {
-        const sp_tmap_entry *e = &map->entries[i];
+        const rt_tmap_entry *e = &map->entries[i];
         if (e->base_rec >= 0 && !e->is_grid && e->task < map->retired_below) {
             entry_remove(map, (int32_t)i);
             freed++;
         }
     }
     for (uint32_t i = 0; i < map->tile_fresh; i++) {
-        sp_tmap_tile *t = &map->tiles[i];
+        rt_tmap_tile *t = &map->tiles[i];
         if (t->base_rec < 0)
             continue;
         freed += chain_drop(map, t->base_rec, &t->writers, map->retired_below, SP_NO_TASK);

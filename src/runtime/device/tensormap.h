@@ -43,35 +43,35 @@
 
 #include "simpler/types.h"
 
-typedef enum sp_edge_kind {
+typedef enum rt_edge_kind {
     SP_EDGE_CREATOR = 0,
     SP_EDGE_RAW = 1,
     SP_EDGE_WAW = 2,
     SP_EDGE_WAR = 3,
     SP_EDGE_EXPLICIT = 4,
     SP_EDGE_KINDS = 5,
-} sp_edge_kind;
+} rt_edge_kind;
 
 /* Producers of one task, merged (one edge per producer, first kind kept). */
 #define SP_MAX_PRODUCERS 512
-typedef struct sp_dep_list {
+typedef struct rt_dep_list {
     uint32_t count;
     int64_t producer[SP_MAX_PRODUCERS];
     uint8_t kind[SP_MAX_PRODUCERS];
-} sp_dep_list;
+} rt_dep_list;
 
 /* Add an edge producer -> task unless already present or a self edge.
  * Returns 0, or SP_EGRAPH_LIMIT past SP_MAX_PRODUCERS. */
-int sp_dep_list_add(sp_dep_list *deps, int64_t producer, int64_t task, sp_edge_kind kind);
+int rt_dep_list_add(rt_dep_list *deps, int64_t producer, int64_t task, rt_edge_kind kind);
 
 /* The view layout an entry remembers, for exact overlap of tiles. */
-typedef struct sp_access_layout {
+typedef struct rt_access_layout {
     int64_t offset;
     int64_t shape[SP_MAX_DIMS];
     int64_t strides[SP_MAX_DIMS];
     uint8_t ndim;
     uint8_t elem_size;
-} sp_access_layout;
+} rt_access_layout;
 
 #define SP_TMAP_NO_SHIFT 0xff
 
@@ -79,7 +79,7 @@ typedef struct sp_access_layout {
  * interval treap (ordered by lo, heap-ordered by prio, each node knowing the
  * largest hi below it). A grid-mode buffer borrows one entry, in no treap,
  * to keep its grid's layout. */
-typedef struct sp_tmap_entry {
+typedef struct rt_tmap_entry {
     uint64_t lo, hi; /* bytes [lo, hi) relative to the buffer */
     union {
         struct {             /* an access */
@@ -102,35 +102,35 @@ typedef struct sp_tmap_entry {
     uint8_t is_write;
     uint8_t is_grid; /* the grid layout of a grid-mode buffer, not an access */
     uint8_t pad[6];
-    sp_access_layout layout;
-} sp_tmap_entry;
+    rt_access_layout layout;
+} rt_tmap_entry;
 
 /* One access of a grid-mode tile: a link of its writer or reader chain. */
-typedef struct sp_tmap_node {
+typedef struct rt_tmap_node {
     int64_t task;
-    int64_t owner; /* as in sp_tmap_entry */
+    int64_t owner; /* as in rt_tmap_entry */
     int32_t next;  /* older node of the chain (or the free list), -1 at the end */
     int32_t pad;
-} sp_tmap_node;
+} rt_tmap_node;
 
 /* One tile of a grid-mode buffer with live accesses. Writers are one task's
  * (an AUTO write supersedes every other task's access to the tile), or
  * several once MANUAL-scope writes, which supersede only what they were
  * explicitly ordered after, joined them; readers are the reads since. Both
  * chains newest first. */
-typedef struct sp_tmap_tile {
+typedef struct rt_tmap_tile {
     int64_t offset;             /* the tile's first element: its key beside base_rec */
     uint32_t key;               /* its hash before the mask: the buffer's mix + tile index */
     int32_t next;               /* next tile in the hash chain (or the free list) */
     int32_t base_rec;           /* its buffer's record; -1 while the tile is free */
     int32_t sib_prev, sib_next; /* the buffer's other tiles */
     int32_t writers, readers;
-} sp_tmap_tile;
+} rt_tmap_tile;
 
 /* One buffer with live accesses. Treap mode: the roots of its two treaps,
  * reads and writes apart, so a read (which only waits for writes) never
  * walks the buffer's other readers. Grid mode: its grid and its tiles. */
-typedef struct sp_tmap_base {
+typedef struct rt_tmap_base {
     uint64_t base;
     int64_t newest;  /* no live access is newer: all retired once below */
     int32_t root[2]; /* [0] reads, [1] writes */
@@ -138,26 +138,26 @@ typedef struct sp_tmap_base {
     uint32_t count;  /* live accesses; 0 while the record is free */
     int32_t grid;    /* the entry holding the grid's layout; -1 in treap mode */
     int32_t tiles;   /* grid mode: first of its tiles */
-} sp_tmap_base;
+} rt_tmap_base;
 
 /* Every pool holds `capacity` records: taken from its free list, else from
  * the untouched tail (`*_fresh` records have ever been used). */
-typedef struct sp_tensormap {
+typedef struct rt_tensormap {
     int32_t *buckets; /* base-record chain heads, -1 empty */
     uint32_t bucket_mask;
-    sp_tmap_base *bases;
+    rt_tmap_base *bases;
     int32_t base_free;
     uint32_t base_fresh;
-    sp_tmap_entry *entries;
+    rt_tmap_entry *entries;
     int32_t *scratch;  /* overlapping entries of one lookup */
     int32_t free_head; /* free entries, chained through `left` */
     uint32_t entry_fresh;
     int32_t *tile_buckets; /* tile chain heads by (base, offset), -1 empty */
     uint32_t tile_mask;
-    sp_tmap_tile *tiles;
+    rt_tmap_tile *tiles;
     int32_t tile_free;
     uint32_t tile_fresh;
-    sp_tmap_node *nodes;
+    rt_tmap_node *nodes;
     int32_t node_free;
     uint32_t node_fresh;
     uint32_t capacity;
@@ -166,17 +166,17 @@ typedef struct sp_tensormap {
     uint32_t prio_seq;
     int64_t retired_below; /* accesses of tasks below this id are dead */
     int32_t last_base;     /* the base record last accessed: a hint, checked */
-} sp_tensormap;
+} rt_tensormap;
 
 /* Bytes a map with room for `entries` live accesses needs. */
-size_t sp_tensormap_bytes(uint32_t entries);
-/* Lay a map out in `mem` (`bytes` from sp_tensormap_bytes); 0 or SP_EINVAL. */
-int sp_tensormap_init(sp_tensormap *map, void *mem, size_t bytes, uint32_t entries);
+size_t rt_tensormap_bytes(uint32_t entries);
+/* Lay a map out in `mem` (`bytes` from rt_tensormap_bytes); 0 or SP_EINVAL. */
+int rt_tensormap_init(rt_tensormap *map, void *mem, size_t bytes, uint32_t entries);
 /* Copy every live access of `from` into the empty map `to` (a bigger one).
  * Returns 0, or SP_EGRAPH_LIMIT if they do not fit. */
-int sp_tensormap_move(sp_tensormap *to, const sp_tensormap *from);
+int rt_tensormap_move(rt_tensormap *to, const rt_tensormap *from);
 /* Tasks below `task_id` have retired: their accesses are dropped lazily. */
-void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
+void rt_tensormap_retire_below(rt_tensormap *map, int64_t task_id);
 
 /* Derive the edges of task `task`'s access `dir` to tensor `t` into `deps`
  * and record the access. With `manual` (a MANUAL scope) the access is
@@ -187,22 +187,22 @@ void sp_tensormap_retire_below(sp_tensormap *map, int64_t task_id);
  * implies it. Returns 0, or SP_EGRAPH_LIMIT when the map is full (nothing
  * derived or recorded: grow or sweep it and retry) or `deps` is (the
  * access is not recorded; the map stays consistent). */
-int sp_tensormap_access(sp_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
-                        sp_dep_list *deps);
+int rt_tensormap_access(rt_tensormap *map, int64_t task, const sp_tensor *t, int dir, bool manual,
+                        rt_dep_list *deps);
 
 /* Tasks whose live accesses to buffer `base` overlap bytes [lo, hi): writes
  * only, or all accesses. Up to `max` ids go to `out`; returns how many there
  * are (possibly more than max). */
-uint32_t sp_tensormap_overlapping(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+uint32_t rt_tensormap_overlapping(const rt_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                                   bool writes_only, int64_t *out, uint32_t max);
-/* True if any live access overlaps (sp_tensormap_overlapping > 0). */
-bool sp_tensormap_touched(const sp_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
+/* True if any live access overlaps (rt_tensormap_overlapping > 0). */
+bool rt_tensormap_touched(const rt_tensormap *map, uint64_t base, uint64_t lo, uint64_t hi,
                           bool writes_only);
 /* Release every access of a retired task now (not lazily); returns how many. */
-uint32_t sp_tensormap_sweep(sp_tensormap *map);
+uint32_t rt_tensormap_sweep(rt_tensormap *map);
 
 /* True if two views of the same buffer may share an element. */
-bool sp_views_overlap(uint64_t a_lo, uint64_t a_hi, const sp_access_layout *a, uint64_t b_lo,
-                      uint64_t b_hi, const sp_access_layout *b);
+bool rt_views_overlap(uint64_t a_lo, uint64_t a_hi, const rt_access_layout *a, uint64_t b_lo,
+                      uint64_t b_hi, const rt_access_layout *b);
 
 #endif

@@ -1,5 +1,5 @@
 /* The trace recorder's device side: scheduler threads (and tmr's
- * orchestrator) write sp_trace_records into one pre-sized array in device
+ * orchestrator) write rt_trace_records into one pre-sized array in device
  * memory, without locks — each thread claims a chunk of records with one
  * atomic add and fills it alone; a full array drops and counts. Edges go to
  * a second array written by the orchestrator alone. When tracing is off the
@@ -20,7 +20,7 @@
 #define SP_TRACE_CHUNK 64u /* records a thread claims at once */
 
 /* Device-resident header; the record and edge arrays follow it. */
-typedef struct sp_trace_buf {
+typedef struct rt_trace_buf {
     uint32_t level;
     uint32_t reserved;
     uint64_t rec_cap;
@@ -33,17 +33,17 @@ typedef struct sp_trace_buf {
     _Atomic uint64_t rec_dropped;
     _Alignas(64) uint64_t edge_next; /* written by the orchestrator only */
     uint64_t edge_dropped;
-} sp_trace_buf;
+} rt_trace_buf;
 
 /* One thread's cursor into its claimed chunk (thread-private). */
-typedef struct sp_trace_writer {
-    sp_trace_buf *buf; /* NULL: tracing off */
+typedef struct rt_trace_writer {
+    rt_trace_buf *buf; /* NULL: tracing off */
     sp_trace_record *at, *end;
     uint16_t thread;
     uint8_t level;
-} sp_trace_writer;
+} rt_trace_writer;
 
-static inline void sp_trace_writer_init(sp_trace_writer *w, sp_trace_buf *buf, uint32_t thread)
+static inline void rt_trace_writer_init(rt_trace_writer *w, rt_trace_buf *buf, uint32_t thread)
 {
     w->buf = buf;
     w->at = w->end = NULL;
@@ -53,10 +53,10 @@ static inline void sp_trace_writer_init(sp_trace_writer *w, sp_trace_buf *buf, u
 
 /* A fresh record (zeroed by the host at prepare), or NULL when the array is
  * full (counted as dropped). */
-static inline sp_trace_record *sp_trace_next(sp_trace_writer *w)
+static inline sp_trace_record *rt_trace_next(rt_trace_writer *w)
 {
     if (w->at == w->end) {
-        sp_trace_buf *b = w->buf;
+        rt_trace_buf *b = w->buf;
         /* Relaxed: claims need only be disjoint; the host reads the records
          * after the launch completed, which orders everything. */
         uint64_t at = atomic_fetch_add_explicit(&b->rec_next, SP_TRACE_CHUNK, memory_order_relaxed);
@@ -76,10 +76,10 @@ static inline sp_trace_record *sp_trace_next(sp_trace_writer *w)
 
 /* A phase record [begin, end] (sp_ticks() values) of `kind` (level >= 2
  * passes and idles, level >= 3 submits). */
-static inline void sp_trace_phase(sp_trace_writer *w, uint8_t kind, uint64_t task, uint64_t begin,
+static inline void rt_trace_phase(rt_trace_writer *w, uint8_t kind, uint64_t task, uint64_t begin,
                                   uint64_t end)
 {
-    sp_trace_record *r = sp_trace_next(w);
+    sp_trace_record *r = rt_trace_next(w);
     if (!r)
         return;
     r->kind = kind;
@@ -92,7 +92,7 @@ static inline void sp_trace_phase(sp_trace_writer *w, uint8_t kind, uint64_t tas
 }
 
 /* One edge (the orchestrator's thread only). */
-static inline void sp_trace_edge_add(sp_trace_buf *b, uint64_t producer, uint64_t consumer,
+static inline void rt_trace_edge_add(rt_trace_buf *b, uint64_t producer, uint64_t consumer,
                                      uint32_t kind)
 {
     if (b->edge_next >= b->edge_cap) {

@@ -13,12 +13,12 @@ static uint64_t kernels_off(void)
     return ALIGN64(sizeof(rt_dev_callable));
 }
 
-static uint64_t strings_off(const sp_loaded_callable *lc)
+static uint64_t strings_off(const rt_loaded_callable *lc)
 {
     return kernels_off() + ALIGN64((uint64_t)lc->kernel_count * sizeof(rt_dev_kernel));
 }
 
-uint64_t rt_dev_callable_bytes(const sp_loaded_callable *lc)
+uint64_t rt_dev_callable_bytes(const rt_loaded_callable *lc)
 {
     uint64_t n = strings_off(lc);
     for (uint32_t i = 0; i < lc->kernel_count; i++)
@@ -26,7 +26,7 @@ uint64_t rt_dev_callable_bytes(const sp_loaded_callable *lc)
     return ALIGN64(n);
 }
 
-rt_dev_callable *rt_dev_callable_write(const sp_loaded_callable *lc, void *buf, uint64_t at)
+rt_dev_callable *rt_dev_callable_write(const rt_loaded_callable *lc, void *buf, uint64_t at)
 {
     /* Every byte, padding too: the block goes to the device whole. */
     memset(buf, 0, rt_dev_callable_bytes(lc));

@@ -12,9 +12,9 @@
 #include "runtime/host/loaded_callable.h"
 
 /* Bytes of lc's block (a multiple of 64). */
-uint64_t rt_dev_callable_bytes(const sp_loaded_callable *lc);
+uint64_t rt_dev_callable_bytes(const rt_loaded_callable *lc);
 /* Write lc's block into `buf` (rt_dev_callable_bytes of room), its pointers
  * valid where the block is read at address `at`; returns the table, in buf. */
-rt_dev_callable *rt_dev_callable_write(const sp_loaded_callable *lc, void *buf, uint64_t at);
+rt_dev_callable *rt_dev_callable_write(const rt_loaded_callable *lc, void *buf, uint64_t at);
 
 #endif

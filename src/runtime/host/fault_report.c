@@ -19,8 +19,8 @@ const char *rt_device_prefix(const sp_host_api *api, char *buf, size_t len)
     return buf;
 }
 
-int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
-                           const sp_loaded_callable *lc, char *msg, size_t len)
+int rt_fault_report_format(const sp_host_api *api, const rt_fault_report *r,
+                           const rt_loaded_callable *lc, char *msg, size_t len)
 {
     char dev[32];
     rt_device_prefix(api, dev, sizeof dev);
@@ -59,7 +59,7 @@ int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
     return SP_EKERNEL_FAULT;
 }
 
-uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
+uint64_t rt_kernel_timeout_ns(uint64_t config_timeout_us)
 {
     /* Past the longest timeout a deadline (start + timeout) could overflow:
      * a larger one means "never", which it is clamped to. */
@@ -69,7 +69,7 @@ uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us)
     return SP_DEFAULT_KERNEL_TIMEOUT_NS;
 }
 
-uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us)
+uint64_t rt_orch_timeout_ns(uint64_t config_orch_timeout_us)
 {
     if (config_orch_timeout_us)
         return config_orch_timeout_us > UINT64_MAX / 1000 ? UINT64_MAX

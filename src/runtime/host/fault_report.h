@@ -18,8 +18,8 @@
 /* SP_EKERNEL_TIMEOUT or SP_EKERNEL_FAULT, and a message naming the device
  * (`api`'s: "device 1: task 7: kernel 'x' ..."), the task, the kernel
  * (func_id, entry), the core and the signal or run time. */
-int sp_fault_report_format(const sp_host_api *api, const sp_fault_report *r,
-                           const sp_loaded_callable *lc, char *msg, size_t len);
+int rt_fault_report_format(const sp_host_api *api, const rt_fault_report *r,
+                           const rt_loaded_callable *lc, char *msg, size_t len);
 /* "device <id>: " for `api`'s device into buf (len >= 32; "" if the
  * platform cannot describe it): how a run's device-side failure names where
  * it happened, so two devices in one process are told apart. */
@@ -30,8 +30,8 @@ const char *rt_device_prefix(const sp_host_api *api, char *buf, size_t len);
  * reads it once (sp_settings_from_env). */
 #define SP_MAX_KERNEL_TIMEOUT_MS (7ull * 24 * 3600 * 1000) /* a week */
 #define SP_MAX_KERNEL_TIMEOUT_NS (SP_MAX_KERNEL_TIMEOUT_MS * 1000000ull)
-uint64_t sp_kernel_timeout_ns(uint64_t config_timeout_us);
+uint64_t rt_kernel_timeout_ns(uint64_t config_timeout_us);
 /* The orchestration's watchdog: `config_orch_timeout_us`, 0: 300 s. */
-uint64_t sp_orch_timeout_ns(uint64_t config_orch_timeout_us);
+uint64_t rt_orch_timeout_ns(uint64_t config_orch_timeout_us);
 
 #endif

@@ -93,7 +93,7 @@ int rt_host_run_trace(rt_host_run *h, uint32_t sched_threads, sp_run_trace *io)
     io->clusters = h->clusters;
     io->launch_ns = h->launch_ns;
     io->done_ns = h->launch_ns + h->device_ns;
-    return sp_trace_dev_read(&h->trace, h->api, io);
+    return rt_trace_dev_read(&h->trace, h->api, io);
 }
 
 int rt_run_finalize(rt_run *r, int completed_ok)
@@ -101,9 +101,9 @@ int rt_run_finalize(rt_run *r, int completed_ok)
     rt_host_run *h = (rt_host_run *)(void *)r;
     int rc = SP_OK;
     if (completed_ok)
-        rc = sp_staging_copy_back(&h->staging, h->api, h->err, h->err_len);
-    sp_staging_release(&h->staging, h->api);
-    sp_trace_dev_free(&h->trace, h->api);
+        rc = rt_staging_copy_back(&h->staging, h->api, h->err, h->err_len);
+    rt_staging_release(&h->staging, h->api);
+    rt_trace_dev_free(&h->trace, h->api);
     free(r);
     return rc;
 }

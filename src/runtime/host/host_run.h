@@ -19,12 +19,12 @@
 
 typedef struct rt_host_run {
     const sp_host_api *api; /* the run's only way to the platform */
-    const sp_loaded_callable *callable;
+    const rt_loaded_callable *callable;
     char *err; /* the run's message buffer (rt_prepare), until finalize */
     size_t err_len;
-    sp_staging staging;
+    rt_staging staging;
     sp_arena arena;
-    sp_trace_dev trace;   /* level 0: not traced; phase times are kept regardless */
+    rt_trace_dev trace;   /* level 0: not traced; phase times are kept regardless */
     sp_launch_record rec; /* this launch's outcome, whatever launches next */
     uint64_t launch_ns;
     uint64_t device_ns;

@@ -7,7 +7,7 @@
 #include "runtime/runtime.h"
 #include "simpler/status.h"
 
-int sp_host_scratch_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t huge_from)
+int rt_host_scratch_grow(rt_host_scratch *s, size_t bytes, size_t keep, size_t huge_from)
 {
     if (s->cap >= bytes)
         return SP_OK;
@@ -41,7 +41,7 @@ int sp_host_scratch_grow(sp_host_scratch *s, size_t bytes, size_t keep, size_t h
     return SP_OK;
 }
 
-int sp_host_scratch_reserve(sp_host_scratch *s, size_t bytes)
+int rt_host_scratch_reserve(rt_host_scratch *s, size_t bytes)
 {
-    return sp_host_scratch_grow(s, bytes, 0, SIZE_MAX);
+    return rt_host_scratch_grow(s, bytes, 0, SIZE_MAX);
 }

@@ -17,7 +17,7 @@
 #include "common/load_probe.h"
 #include "simpler/status.h"
 
-int sp_loaded_callable_kernel(const sp_loaded_callable *lc, int32_t func_id)
+int rt_loaded_callable_kernel(const rt_loaded_callable *lc, int32_t func_id)
 {
     if (func_id < 0)
         return -1;
@@ -29,7 +29,7 @@ int sp_loaded_callable_kernel(const sp_loaded_callable *lc, int32_t func_id)
     return -1;
 }
 
-void sp_loaded_callable_unload(const sp_host_api *api, sp_loaded_callable *lc)
+void rt_loaded_callable_unload(const sp_host_api *api, rt_loaded_callable *lc)
 {
     if (!lc)
         return;
@@ -67,7 +67,7 @@ __attribute__((noinline)) static int call_config(sp_orch_config_fn fn, sp_orch_c
     return g.sig;
 }
 
-static int run_config(sp_loaded_callable *lc, char *err, size_t err_len)
+static int run_config(rt_loaded_callable *lc, char *err, size_t err_len)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uint8_t *m = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -108,7 +108,7 @@ static int run_config(sp_loaded_callable *lc, char *err, size_t err_len)
     return rc;
 }
 
-static int load_orchestration(sp_loaded_callable *lc, char *err, size_t err_len)
+static int load_orchestration(rt_loaded_callable *lc, char *err, size_t err_len)
 {
     const sp_callable_header *h = lc->view.header;
     char why[256] = "";
@@ -144,7 +144,7 @@ static int load_orchestration(sp_loaded_callable *lc, char *err, size_t err_len)
     return SP_OK;
 }
 
-static int load_kernels(const sp_host_api *api, sp_loaded_callable *lc, char *err, size_t err_len)
+static int load_kernels(const sp_host_api *api, rt_loaded_callable *lc, char *err, size_t err_len)
 {
     uint32_t n = lc->view.header->kernel_count;
     lc->kernels = calloc(n ? n : 1, sizeof *lc->kernels);
@@ -158,7 +158,7 @@ static int load_kernels(const sp_host_api *api, sp_loaded_callable *lc, char *er
     int rc = SP_OK;
     for (uint32_t i = 0; i < lc->kernel_count && rc == SP_OK; i++) {
         const sp_callable_kernel *ck = &lc->view.kernels[i];
-        sp_loaded_kernel *k = &lc->kernels[i];
+        rt_loaded_kernel *k = &lc->kernels[i];
         k->func_id = ck->func_id;
         k->core_type = ck->core_type;
         k->entry = sp_callable_string(&lc->view, ck->entry);
@@ -201,7 +201,7 @@ static int load_kernels(const sp_host_api *api, sp_loaded_callable *lc, char *er
 /* In the child: what registration will resolve and run in-process. */
 static int probe_check(void *ctx, size_t index, sp_shared_object *so, char *why, size_t why_len)
 {
-    const sp_loaded_callable *lc = ctx;
+    const rt_loaded_callable *lc = ctx;
     void *fn;
     if (index == 0) {
         int rc = sp_shared_object_entry(so, lc->view.orch_entry, &fn, why, why_len);
@@ -222,7 +222,7 @@ static int probe_check(void *ctx, size_t index, sp_shared_object *so, char *why,
     return sp_shared_object_entry(so, sp_callable_string(&lc->view, k->entry), &fn, why, why_len);
 }
 
-static void binary_name(const sp_loaded_callable *lc, size_t index, char *buf, size_t len)
+static void binary_name(const rt_loaded_callable *lc, size_t index, char *buf, size_t len)
 {
     if (index == 0) {
         snprintf(buf, len, "orchestration '%s'", lc->view.orch_entry);
@@ -233,7 +233,7 @@ static void binary_name(const sp_loaded_callable *lc, size_t index, char *buf, s
              sp_callable_string(&lc->view, k->entry));
 }
 
-static int probe_binaries(sp_loaded_callable *lc, char *err, size_t err_len)
+static int probe_binaries(rt_loaded_callable *lc, char *err, size_t err_len)
 {
     size_t n = 1 + (size_t)lc->view.header->kernel_count;
     sp_load_probe_item *items = calloc(n, sizeof *items);
@@ -304,11 +304,11 @@ static int probe_binaries(sp_loaded_callable *lc, char *err, size_t err_len)
     }
 }
 
-int sp_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blob, size_t size,
-                            sp_loaded_callable **out, char *err, size_t err_len)
+int rt_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blob, size_t size,
+                            rt_loaded_callable **out, char *err, size_t err_len)
 {
     *out = NULL;
-    sp_loaded_callable *lc = calloc(1, sizeof *lc);
+    rt_loaded_callable *lc = calloc(1, sizeof *lc);
     if (!lc)
         return SP_ENOMEM;
     lc->id = id;
@@ -322,7 +322,7 @@ int sp_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blo
     int rc = sp_callable_validate(lc->blob, size, &lc->view, why, sizeof why);
     if (rc) {
         snprintf(err, err_len, "callable %u: %s", id, why);
-        sp_loaded_callable_unload(api, lc);
+        rt_loaded_callable_unload(api, lc);
         return rc;
     }
     rc = probe_binaries(lc, err, err_len);
@@ -331,7 +331,7 @@ int sp_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blo
     if (rc == SP_OK)
         rc = load_kernels(api, lc, err, err_len);
     if (rc) {
-        sp_loaded_callable_unload(api, lc);
+        rt_loaded_callable_unload(api, lc);
         return rc;
     }
     *out = lc;

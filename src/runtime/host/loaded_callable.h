@@ -15,16 +15,16 @@
 
 #define SP_FUNC_ID_DIRECT 1024 /* func_ids below this resolve by table */
 
-typedef struct sp_loaded_kernel {
+typedef struct rt_loaded_kernel {
     int32_t func_id;
     uint32_t core_type;
     const char *entry;      /* points into the blob copy */
     const char *signature;  /* "" = unchecked */
     sp_kernel_image *image; /* the platform's loaded kernel */
     sp_kernel_fn fn;
-} sp_loaded_kernel;
+} rt_loaded_kernel;
 
-typedef struct sp_loaded_callable {
+typedef struct rt_loaded_callable {
     uint32_t id;
     void *blob; /* our copy; the view points into it */
     sp_callable_view view;
@@ -33,20 +33,20 @@ typedef struct sp_loaded_callable {
     sp_orch_config_fn orch_config; /* NULL if none */
     sp_orch_config config;         /* what the config function reported */
     uint32_t kernel_count;
-    sp_loaded_kernel *kernels;
+    rt_loaded_kernel *kernels;
     int16_t by_func_id[SP_FUNC_ID_DIRECT]; /* kernel index + 1, 0 = none */
     uint64_t kernel_table;                 /* device address of sp_kernel_fn[kernel_count] */
-} sp_loaded_callable;
+} rt_loaded_callable;
 
 /* Validate `blob`, load its orchestration and kernels, upload the kernel
  * table, all through `api` (a value bound outside a run will do:
  * SP_HOST_API_NO_RUN). Returns 0 or a status, with the reason in `err`. */
-int sp_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blob, size_t size,
-                            sp_loaded_callable **out, char *err, size_t err_len);
+int rt_loaded_callable_load(const sp_host_api *api, uint32_t id, const void *blob, size_t size,
+                            rt_loaded_callable **out, char *err, size_t err_len);
 /* Free the kernel table, unload the kernels and the orchestration, through
  * the `api` it was loaded with. */
-void sp_loaded_callable_unload(const sp_host_api *api, sp_loaded_callable *lc);
+void rt_loaded_callable_unload(const sp_host_api *api, rt_loaded_callable *lc);
 /* Kernel index of `func_id`, or -1 if the callable has none. */
-int sp_loaded_callable_kernel(const sp_loaded_callable *lc, int32_t func_id);
+int rt_loaded_callable_kernel(const rt_loaded_callable *lc, int32_t func_id);
 
 #endif

@@ -9,8 +9,8 @@
 #include "runtime/host/fault_report.h"
 #include "simpler/status.h"
 
-int sp_overrun_format(const sp_host_api *api, const sp_overrun_report *r,
-                      const sp_loaded_callable *lc, char *msg, size_t len)
+int rt_overrun_format(const sp_host_api *api, const rt_overrun_report *r,
+                      const rt_loaded_callable *lc, char *msg, size_t len)
 {
     char dev[32];
     rt_device_prefix(api, dev, sizeof dev);
@@ -41,7 +41,7 @@ int sp_overrun_format(const sp_host_api *api, const sp_overrun_report *r,
     return SP_EKERNEL_OVERRUN;
 }
 
-bool sp_check_mode(const sp_call_config *config)
+bool rt_check_mode(const sp_call_config *config)
 {
     if (config->flags & SP_CALL_NO_CHECK)
         return false;

@@ -16,11 +16,11 @@
 
 /* SP_EKERNEL_OVERRUN and a message naming the device (`api`'s), the task,
  * kernel(s), argument and where the damage starts. */
-int sp_overrun_format(const sp_host_api *api, const sp_overrun_report *r,
-                      const sp_loaded_callable *lc, char *msg, size_t len);
+int rt_overrun_format(const sp_host_api *api, const rt_overrun_report *r,
+                      const rt_loaded_callable *lc, char *msg, size_t len);
 /* The run's checking mode: SP_CALL_CHECK in the config's flags and not
  * SP_CALL_NO_CHECK (settings.check reaches it as SP_CALL_CHECK: the worker
  * and rt_run_defaults fold it in). */
-bool sp_check_mode(const sp_call_config *config);
+bool rt_check_mode(const sp_call_config *config);
 
 #endif

@@ -45,10 +45,10 @@ void rt_run_defaults(rt_prepare *p, const sp_settings *s)
     uint64_t orch_us =
         p->config.orch_timeout_us ? p->config.orch_timeout_us : s->orch_timeout_ms * 1000;
     p->kernel_timeout_ns =
-        kernel_us ? sp_kernel_timeout_ns(kernel_us) : SP_DEFAULT_KERNEL_TIMEOUT_NS;
-    p->orch_timeout_ns = orch_us ? sp_orch_timeout_ns(orch_us) : SP_DEFAULT_ORCH_TIMEOUT_NS;
+        kernel_us ? rt_kernel_timeout_ns(kernel_us) : SP_DEFAULT_KERNEL_TIMEOUT_NS;
+    p->orch_timeout_ns = orch_us ? rt_orch_timeout_ns(orch_us) : SP_DEFAULT_ORCH_TIMEOUT_NS;
     sp_call_config c = p->config;
     if (s->check && !(c.flags & (SP_CALL_CHECK | SP_CALL_NO_CHECK)))
         c.flags |= SP_CALL_CHECK;
-    p->check = sp_check_mode(&c);
+    p->check = rt_check_mode(&c);
 }

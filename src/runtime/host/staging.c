@@ -38,10 +38,10 @@ static int check_arg(const sp_args *args, uint32_t i, char *err, size_t err_len)
     return SP_OK;
 }
 
-int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
+int rt_staging_stage(rt_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
                      bool redzones, char *err, size_t err_len)
 {
-    memset(st, 0, offsetof(sp_staging, device_args));
+    memset(st, 0, offsetof(rt_staging, device_args));
     if (!args) {
         snprintf(err, err_len, "run arguments are NULL");
         return SP_EINVAL;
@@ -87,7 +87,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
     uint64_t off = rz;
     for (uint32_t i = 0; i < args->tensor_count; i++) {
         const sp_tensor *h = &args->tensors[i];
-        sp_staged_tensor *s = &st->t[i];
+        rt_staged_tensor *s = &st->t[i];
         s->host = (void *)(uintptr_t)h->addr;
         s->bytes = h->buf_bytes;
         s->dir = args->dirs[i];
@@ -99,10 +99,10 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
             int rc = sp_host_memset(api, s->dev - rz, SP_REDZONE_FILL, rz);
             if (rc == SP_OK)
                 rc = sp_host_memset(api, end, SP_REDZONE_FILL,
-                                    sp_redzone_after_end(s->dev, s->bytes) - end);
+                                    rt_redzone_after_end(s->dev, s->bytes) - end);
             if (rc) {
                 snprintf(err, err_len, "run argument %u: red zones: %s", i, sp_status_name(rc));
-                sp_staging_release(st, api);
+                rt_staging_release(st, api);
                 return rc;
             }
         }
@@ -110,7 +110,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
             int rc = sp_host_copy_to_device(api, s->dev, s->host, s->bytes);
             if (rc) {
                 snprintf(err, err_len, "run argument %u: copy in: %s", i, sp_status_name(rc));
-                sp_staging_release(st, api);
+                rt_staging_release(st, api);
                 return rc;
             }
         }
@@ -124,7 +124,7 @@ int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args
     return SP_OK;
 }
 
-void sp_staging_unmap(sp_staging *st, const sp_host_api *api)
+void rt_staging_unmap(rt_staging *st, const sp_host_api *api)
 {
     for (uint32_t i = 0; i < st->count; i++) {
         if (st->t[i].host_map) {
@@ -134,10 +134,10 @@ void sp_staging_unmap(sp_staging *st, const sp_host_api *api)
     }
 }
 
-int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size_t err_len)
+int rt_staging_copy_back(rt_staging *st, const sp_host_api *api, char *err, size_t err_len)
 {
     for (uint32_t i = 0; i < st->count; i++) {
-        sp_staged_tensor *s = &st->t[i];
+        rt_staged_tensor *s = &st->t[i];
         if (s->dir != SP_OUT && s->dir != SP_INOUT && s->dir != SP_OUT_EXISTING)
             continue;
         int rc = sp_host_copy_from_device(api, s->host, s->dev, s->bytes);
@@ -149,9 +149,9 @@ int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size
     return SP_OK;
 }
 
-void sp_staging_release(sp_staging *st, const sp_host_api *api)
+void rt_staging_release(rt_staging *st, const sp_host_api *api)
 {
     /* The retained buffer stays with its slot for the next run. */
-    sp_staging_unmap(st, api);
+    rt_staging_unmap(st, api);
     st->count = 0;
 }

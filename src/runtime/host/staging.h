@@ -13,32 +13,32 @@
 #include "simpler/host_api.h"
 #include "simpler/types.h"
 
-typedef struct sp_staged_tensor {
+typedef struct rt_staged_tensor {
     uint64_t dev;   /* device buffer, 0 if not staged */
     uint64_t bytes; /* buffer size */
     void *host_map; /* host-map of the buffer, NULL: use copies */
     void *host;     /* the caller's data */
     uint8_t dir;
-} sp_staged_tensor;
+} rt_staged_tensor;
 
-typedef struct sp_staging {
+typedef struct rt_staging {
     uint32_t count;
-    sp_staged_tensor t[SP_MAX_RUN_TENSORS];
+    rt_staged_tensor t[SP_MAX_RUN_TENSORS];
     sp_args device_args; /* the run's arguments as device tensors */
-} sp_staging;
+} rt_staging;
 
 /* Validate `args` and stage them. `map_for_host` asks for host-maps (hbg's
  * host orchestration reads control tensors through them); `redzones` (the
  * checking mode) places each buffer between red zones (redzone.h) and fills
  * them. On failure everything staged so far is released. Returns 0 or a
  * status; `err` says which argument and why. */
-int sp_staging_stage(sp_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
+int rt_staging_stage(rt_staging *st, const sp_host_api *api, const sp_args *args, bool map_for_host,
                      bool redzones, char *err, size_t err_len);
 /* Drop host-maps (before launch, once host code no longer needs them). */
-void sp_staging_unmap(sp_staging *st, const sp_host_api *api);
+void rt_staging_unmap(rt_staging *st, const sp_host_api *api);
 /* Copy OUT / INOUT / OUT_EXISTING tensors back to the caller's memory. */
-int sp_staging_copy_back(sp_staging *st, const sp_host_api *api, char *err, size_t err_len);
+int rt_staging_copy_back(rt_staging *st, const sp_host_api *api, char *err, size_t err_len);
 /* Drop the host-maps; the slot's retained buffer stays for the next run. */
-void sp_staging_release(sp_staging *st, const sp_host_api *api);
+void rt_staging_release(rt_staging *st, const sp_host_api *api);
 
 #endif

@@ -12,7 +12,7 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 
-uint64_t sp_trace_records_for(uint32_t level, uint64_t slices, uint64_t tasks, uint32_t threads)
+uint64_t rt_trace_records_for(uint32_t level, uint64_t slices, uint64_t tasks, uint32_t threads)
 {
     if (!level)
         return 0;
@@ -24,8 +24,8 @@ uint64_t sp_trace_records_for(uint32_t level, uint64_t slices, uint64_t tasks, u
     return n + (uint64_t)(threads + 1) * SP_TRACE_CHUNK;
 }
 
-int sp_trace_dev_alloc(sp_trace_dev *t, const sp_host_api *api, uint32_t level, uint64_t rec_cap,
-                       uint64_t edge_cap, const sp_loaded_callable *lc, char *err, size_t err_len)
+int rt_trace_dev_alloc(rt_trace_dev *t, const sp_host_api *api, uint32_t level, uint64_t rec_cap,
+                       uint64_t edge_cap, const rt_loaded_callable *lc, char *err, size_t err_len)
 {
     /* t starts zeroed (its owner's calloc); phase times may already be set. */
     if (!level)
@@ -34,7 +34,7 @@ int sp_trace_dev_alloc(sp_trace_dev *t, const sp_host_api *api, uint32_t level, 
         snprintf(err, err_len, "trace_level %u: want 0..%d", level, SP_TRACE_SUBMITS);
         return SP_EINVAL;
     }
-    uint64_t rec_off = ALIGN64(sizeof(sp_trace_buf));
+    uint64_t rec_off = ALIGN64(sizeof(rt_trace_buf));
     uint64_t edge_off = ALIGN64(rec_off + rec_cap * sizeof(sp_trace_record));
     uint64_t fid_off = ALIGN64(edge_off + edge_cap * sizeof(sp_trace_edge));
     uint64_t bytes = ALIGN64(fid_off + (uint64_t)lc->kernel_count * sizeof(int32_t) + 4);
@@ -50,7 +50,7 @@ int sp_trace_dev_alloc(sp_trace_dev *t, const sp_host_api *api, uint32_t level, 
     t->bytes = bytes;
     t->rec_cap = rec_cap;
     t->edge_cap = edge_cap;
-    sp_trace_buf h;
+    rt_trace_buf h;
     memset(&h, 0, sizeof h);
     h.level = level;
     h.rec_cap = rec_cap;
@@ -70,7 +70,7 @@ int sp_trace_dev_alloc(sp_trace_dev *t, const sp_host_api *api, uint32_t level, 
          (rc = sp_host_copy_to_device(api, h.func_ids, fids, lc->kernel_count * sizeof(int32_t))) !=
              SP_OK)) {
         snprintf(err, err_len, "clearing the trace buffer: %s", sp_status_name(rc));
-        sp_trace_dev_free(t, api);
+        rt_trace_dev_free(t, api);
         return rc;
     }
     return SP_OK;
@@ -78,7 +78,7 @@ int sp_trace_dev_alloc(sp_trace_dev *t, const sp_host_api *api, uint32_t level, 
 
 /* Record times are sp_ticks(): map them onto sp_now_ns() through the
  * calibration pair taken at prepare and one taken now. */
-static void ticks_to_ns(sp_trace_dev *t, const sp_trace_buf *h)
+static void ticks_to_ns(rt_trace_dev *t, const rt_trace_buf *h)
 {
     if (SP_TICKS_ARE_NS)
         return;
@@ -93,9 +93,9 @@ static void ticks_to_ns(sp_trace_dev *t, const sp_trace_buf *h)
     }
 }
 
-static int read_back(sp_trace_dev *t, const sp_host_api *api)
+static int read_back(rt_trace_dev *t, const sp_host_api *api)
 {
-    sp_trace_buf h;
+    rt_trace_buf h;
     int rc = sp_host_copy_from_device(api, &h, t->dev, sizeof h);
     if (rc)
         return rc;
@@ -128,7 +128,7 @@ static int read_back(sp_trace_dev *t, const sp_host_api *api)
     return SP_OK;
 }
 
-int sp_trace_dev_read(sp_trace_dev *t, const sp_host_api *api, sp_run_trace *io)
+int rt_trace_dev_read(rt_trace_dev *t, const sp_host_api *api, sp_run_trace *io)
 {
     io->level = t->level;
     if (!t->level)
@@ -155,7 +155,7 @@ int sp_trace_dev_read(sp_trace_dev *t, const sp_host_api *api, sp_run_trace *io)
     return SP_OK;
 }
 
-void sp_trace_dev_free(sp_trace_dev *t, const sp_host_api *api)
+void rt_trace_dev_free(rt_trace_dev *t, const sp_host_api *api)
 {
     if (t->dev)
         sp_host_free(api, t->dev);

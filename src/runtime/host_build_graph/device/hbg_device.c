@@ -72,9 +72,9 @@ static void check_redzones(hbg_rt *r, const hbg_task *t, uint32_t task)
         int i = __builtin_ctz(m);
         const sp_tensor *x = (const sp_tensor *)(uintptr_t)args[i];
         int64_t at;
-        if (sp_redzone_intact(x->addr, x->buf_bytes, &at))
+        if (rt_redzone_intact(x->addr, x->buf_bytes, &at))
             continue;
-        if (sp_overrun_claim(&r->img->overrun, task, t->kernel, i, at, x->buf_bytes)) {
+        if (rt_overrun_claim(&r->img->overrun, task, t->kernel, i, at, x->buf_bytes)) {
             int32_t none = 0;
             atomic_compare_exchange_strong_explicit(&r->img->error, &none, SP_EKERNEL_OVERRUN,
                                                     memory_order_acq_rel, memory_order_relaxed);
@@ -152,10 +152,10 @@ static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *re
 static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran_ns)
 {
     hbg_rt *r = rt;
-    if (sp_fault_report_claim(&r->img->fault, task, core, r->tasks[task].kernel[lane], sig,
+    if (rt_fault_report_claim(&r->img->fault, task, core, r->tasks[task].kernel[lane], sig,
                               ran_ns)) {
         int32_t none = 0;
-        int status = sp_fault_status(sig);
+        int status = rt_fault_status(sig);
         atomic_compare_exchange_strong_explicit(&r->img->error, &none, status, memory_order_acq_rel,
                                                 memory_order_relaxed);
     }
@@ -224,8 +224,8 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     rt_sched s;
     rt_sched_init(&s, chip, ti, tn);
     s.timeout_ns = img->timeout_ns;
-    sp_trace_writer tw;
-    sp_trace_writer_init(&tw, (sp_trace_buf *)(uintptr_t)img->trace, ti);
+    rt_trace_writer tw;
+    rt_trace_writer_init(&tw, (rt_trace_buf *)(uintptr_t)img->trace, ti);
     if (tw.buf) {
         s.trace = &tw;
         r.func_ids = (const int32_t *)(uintptr_t)tw.buf->func_ids;

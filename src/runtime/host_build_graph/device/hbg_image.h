@@ -67,11 +67,11 @@ typedef struct hbg_image {
     uint32_t kernel_count;
     uint32_t ready_count;                    /* tasks ready at launch (already in the queues) */
     uint64_t timeout_ns;                     /* per-task scheduler timeout, 0 = none */
-    uint64_t trace;                          /* device address of an sp_trace_buf, 0 = off */
+    uint64_t trace;                          /* device address of an rt_trace_buf, 0 = off */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
-    sp_fault_report fault;                   /* the first kernel fault, if any */
-    sp_overrun_report overrun;               /* checking mode: the first red zone damaged */
+    rt_fault_report fault;                   /* the first kernel fault, if any */
+    rt_overrun_report overrun;               /* checking mode: the first red zone damaged */
     _Alignas(64) hbg_queue queues[HBG_QUEUES];
 } hbg_image;
 

@@ -37,7 +37,7 @@ static uint64_t store_bytes(const hbg_graph *g)
 }
 
 /* May store buffer `s` grow to `bytes`? The graph limit counts every array. */
-static bool within_budget(const hbg_graph *g, const sp_host_scratch *s, uint64_t bytes)
+static bool within_budget(const hbg_graph *g, const rt_host_scratch *s, uint64_t bytes)
 {
     uint64_t others = store_bytes(g) - (s ? s->cap : 0);
     return bytes <= g->max_bytes && others <= g->max_bytes - bytes;
@@ -96,7 +96,7 @@ static bool refuse_foreign(hbg_graph *g, const char *op)
 /* Make room for `need` more elements of `elem` bytes after `used` in the
  * array *p at byte `at` of store buffer `s` (its contents kept), capacity
  * *cap elements. Doubling: in steady state the store is big enough. */
-static int grow_at(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint64_t *cap,
+static int grow_at(hbg_graph *g, rt_host_scratch *s, size_t at, void **p, uint64_t *cap,
                    uint64_t used, uint64_t need, size_t elem)
 {
     if (used + need <= *cap)
@@ -108,7 +108,7 @@ static int grow_at(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint64
         return SP_ENOMEM;
     if (!within_budget(g, s, at + n * elem))
         return SP_EGRAPH_LIMIT;
-    int rc = sp_host_scratch_grow(s, at + n * elem, at + used * elem, SP_HOST_SCRATCH_HUGE_PAGE);
+    int rc = rt_host_scratch_grow(s, at + n * elem, at + used * elem, SP_HOST_SCRATCH_HUGE_PAGE);
     if (rc)
         return rc;
     *p = (char *)s->ptr + at;
@@ -116,13 +116,13 @@ static int grow_at(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint64
     return SP_OK;
 }
 
-static int grow(hbg_graph *g, sp_host_scratch *s, void **p, uint64_t *cap, uint64_t used,
+static int grow(hbg_graph *g, rt_host_scratch *s, void **p, uint64_t *cap, uint64_t used,
                 uint64_t need, size_t elem)
 {
     return grow_at(g, s, 0, p, cap, used, need, elem);
 }
 
-static int grow32(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint32_t *cap,
+static int grow32(hbg_graph *g, rt_host_scratch *s, size_t at, void **p, uint32_t *cap,
                   uint32_t used, uint32_t need, size_t elem)
 {
     uint64_t c = *cap;
@@ -135,10 +135,10 @@ static int grow32(hbg_graph *g, sp_host_scratch *s, size_t at, void **p, uint32_
 
 /* A TensorMap of `entries` laid out in store buffer `s`, grown if need be
  * (the contents are not kept: the map is moved or fresh). */
-static int map_in_store(sp_host_scratch *s, sp_tensormap *map, uint32_t entries)
+static int map_in_store(rt_host_scratch *s, rt_tensormap *map, uint32_t entries)
 {
-    int rc = sp_host_scratch_grow(s, sp_tensormap_bytes(entries), 0, HBG_HUGE_MAP);
-    return rc ? rc : sp_tensormap_init(map, s->ptr, s->cap, entries);
+    int rc = rt_host_scratch_grow(s, rt_tensormap_bytes(entries), 0, HBG_HUGE_MAP);
+    return rc ? rc : rt_tensormap_init(map, s->ptr, s->cap, entries);
 }
 
 static int map_reserve(hbg_graph *g, uint32_t need)
@@ -148,13 +148,13 @@ static int map_reserve(hbg_graph *g, uint32_t need)
     uint32_t n = g->map.capacity * 2;
     while (n - g->map.used < need)
         n *= 2;
-    if (!within_budget(g, &g->store[HBG_STORE_MAP], sp_tensormap_bytes(n)))
+    if (!within_budget(g, &g->store[HBG_STORE_MAP], rt_tensormap_bytes(n)))
         return SP_EGRAPH_LIMIT;
-    sp_host_scratch spare = {0};
-    sp_tensormap bigger;
+    rt_host_scratch spare = {0};
+    rt_tensormap bigger;
     int rc = map_in_store(&spare, &bigger, n);
     if (rc == SP_OK)
-        rc = sp_tensormap_move(&bigger, &g->map);
+        rc = rt_tensormap_move(&bigger, &g->map);
     if (rc) {
         free(spare.ptr);
         return rc;
@@ -181,7 +181,7 @@ static int heap_alloc(hbg_graph *g, uint64_t bytes, uint64_t *dev_out)
         int rc = sp_host_memset(g->api, *dev_out - rz, SP_REDZONE_FILL, rz);
         if (rc == SP_OK)
             rc = sp_host_memset(g->api, end, SP_REDZONE_FILL,
-                                sp_redzone_after_end(*dev_out, bytes) - end);
+                                rt_redzone_after_end(*dev_out, bytes) - end);
         if (rc)
             return rc;
     }
@@ -192,7 +192,7 @@ static int heap_alloc(hbg_graph *g, uint64_t bytes, uint64_t *dev_out)
 static const hbg_buffer *find_buffer(const hbg_graph *g, uint64_t addr, uint64_t bytes)
 {
     for (uint32_t i = 0; i < g->buffer_count; i++)
-        if (sp_range_holds(&g->ranges[i], addr, bytes))
+        if (rt_range_holds(&g->ranges[i], addr, bytes))
             return &g->buffers[i];
     return NULL;
 }
@@ -200,7 +200,7 @@ static const hbg_buffer *find_buffer(const hbg_graph *g, uint64_t addr, uint64_t
 static bool in_heap(const hbg_graph *g, uint64_t addr, uint64_t bytes)
 {
     rt_range heap = {.dev = g->heap_base, .bytes = g->heap_bytes};
-    return sp_range_holds(&heap, addr, bytes);
+    return rt_range_holds(&heap, addr, bytes);
 }
 
 static int scope_mode(const hbg_graph *g)
@@ -239,7 +239,7 @@ static int grow_fail(hbg_graph *g, int rc, uint32_t id)
 /* The slow half of a submit's room check: grow what is short. */
 static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
 {
-    sp_host_scratch *st = g->store;
+    rt_host_scratch *st = g->store;
     int rc;
     if ((rc = grow32(g, &st[HBG_STORE_TASKS], 0, (void **)&g->tasks, &g->task_cap, g->task_count, 1,
                      sizeof *g->tasks)) ||
@@ -264,7 +264,7 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
                               "task %u: the graph exceeds %u tasks (sp_call_config.graph_tasks)",
                               id, g->max_tasks);
     int32_t kernel[3];
-    int rc = sp_task_validate(&g->check, id, t, kernel);
+    int rc = rt_task_validate(&g->check, id, t, kernel);
     if (rc)
         return hbg_graph_fail(g, rc, "%s", g->check_msg);
 
@@ -274,10 +274,10 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         (rc = reserve_task(g, nargs, ntensors)) != SP_OK)
         return grow_fail(g, rc, id);
 
-    sp_dep_list *deps = &g->scratch;
+    rt_dep_list *deps = &g->scratch;
     deps->count = 0;
     for (int i = 0; i < t->dep_count && rc == SP_OK; i++)
-        rc = sp_dep_list_add(deps, t->deps[i], id, SP_EDGE_EXPLICIT);
+        rc = rt_dep_list_add(deps, t->deps[i], id, SP_EDGE_EXPLICIT);
     const bool manual = scope_mode(g) == SP_SCOPE_MANUAL;
     const uint32_t first = g->tensor_count;
     uint64_t *args = &g->args[g->arg_count];
@@ -294,13 +294,13 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
          * base (a view starting inside a staged buffer is rehomed). */
         sp_tensor *d = &g->tensors[first + i];
         *d = *x;
-        sp_tensor_rehome(d, &g->home[i]);
+        rt_tensor_rehome(d, &g->home[i]);
         /* A manual scope records accesses (later auto tasks see them) but
          * keeps only the explicit edges. */
-        rc = sp_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
+        rc = rt_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
         args[i] = first + i;
         /* Red zones surround staged buffers and runtime-owned heap ones. */
-        if (g->redzones && sp_redzone_dir_written(t->dirs[i]) &&
+        if (g->redzones && rt_redzone_dir_written(t->dirs[i]) &&
             (g->home[i].bytes ||
              ((d->flags & SP_TENSOR_RUNTIME_OWNED) && in_heap(g, d->addr, d->buf_bytes))))
             check_mask |= 1u << i;
@@ -413,7 +413,7 @@ static int control_element(hbg_graph *g, const sp_tensor *t, int64_t index, bool
      * so look there; a heap tensor keeps its own address. */
     bool staged = *buf != &g->heap_buffer;
     uint64_t key = staged ? (*buf)->dev : t->addr, at = *off + (staged ? t->addr - key : 0);
-    if (sp_tensormap_touched(&g->map, key, at, at + es, !write))
+    if (rt_tensormap_touched(&g->map, key, at, at + es, !write))
         return hbg_graph_fail(g, SP_ESTATE,
                               "%s: element %lld is %s by a submitted task; host_build_graph runs "
                               "tasks only after the build, so access it before submitting them",
@@ -473,7 +473,7 @@ static void op_fatal(sp_orch *o, int status, const char *msg)
     hbg_graph *g = (hbg_graph *)o;
     if (refuse_foreign(g, "fatal"))
         return;
-    hbg_graph_fail(g, sp_orch_fatal_status(status), "orchestration fatal: %s",
+    hbg_graph_fail(g, rt_orch_fatal_status(status), "orchestration fatal: %s",
                    msg ? msg : "(no message)");
 }
 
@@ -487,9 +487,9 @@ static int op_error(sp_orch *o)
 
 static const sp_orch_ops hbg_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
 
-int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callable *lc,
+int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const rt_loaded_callable *lc,
                    uint64_t heap_base, uint64_t heap_bytes, const hbg_buffer *buffers,
-                   uint32_t buffer_count, sp_host_scratch *store)
+                   uint32_t buffer_count, rt_host_scratch *store)
 {
     memset(g, 0, sizeof *g);
     g->orch.ops = &hbg_orch_ops;
@@ -504,10 +504,10 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
         g->ranges[i] = (rt_range){.dev = buffers[i].dev, .bytes = buffers[i].bytes};
     /* Validation reads the callable as device code does (the same table
      * tmr's orchestrator gets), laid out in the store, read where it lies. */
-    sp_host_scratch *dcs = &(store ? store : g->own_store)[HBG_STORE_CALLABLE];
-    if (sp_host_scratch_reserve(dcs, rt_dev_callable_bytes(lc)) != SP_OK)
+    rt_host_scratch *dcs = &(store ? store : g->own_store)[HBG_STORE_CALLABLE];
+    if (rt_host_scratch_reserve(dcs, rt_dev_callable_bytes(lc)) != SP_OK)
         return SP_ENOMEM;
-    g->check = (sp_task_check){
+    g->check = (rt_task_check){
         .callable = rt_dev_callable_write(lc, dcs->ptr, (uint64_t)(uintptr_t)dcs->ptr),
         .ranges = g->ranges,
         .range_count = buffer_count,
@@ -521,7 +521,7 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callabl
 
     /* The arrays start where the last build left them: same capacity, warm. */
     g->store = store ? store : g->own_store;
-    sp_host_scratch *st = g->store;
+    rt_host_scratch *st = g->store;
     g->max_tasks = SP_DEFAULT_GRAPH_TASKS;
     g->max_bytes = SP_DEFAULT_GRAPH_BYTES;
     for (int b = 0; b < HBG_STORE_BUFFERS; b++)
@@ -556,13 +556,13 @@ void hbg_graph_set_limits(hbg_graph *g, uint32_t max_tasks, uint64_t max_bytes)
 
 void hbg_graph_give_back(hbg_graph *g)
 {
-    sp_host_scratch *st = g->store;
+    rt_host_scratch *st = g->store;
     if (!st)
         return;
     for (int b = 0; b < HBG_STORE_BUFFERS; b++)
         if (b != HBG_STORE_STATE && st[b].cap > g->start_cap[b]) {
             free(st[b].ptr);
-            st[b] = (sp_host_scratch){0};
+            st[b] = (rt_host_scratch){0};
         }
     /* The map's size is not remembered either: the next build starts at
      * what the last good one needed. */
@@ -576,10 +576,10 @@ void hbg_graph_give_back(hbg_graph *g)
 
 void hbg_graph_free(hbg_graph *g)
 {
-    sp_host_scratch *st = g->store;
+    rt_host_scratch *st = g->store;
     /* Room for the peak and one more task's accesses: no move next time. */
     if (st && g->map.capacity &&
-        sp_host_scratch_reserve(&st[HBG_STORE_STATE], sizeof(hbg_store_state)) == SP_OK)
+        rt_host_scratch_reserve(&st[HBG_STORE_STATE], sizeof(hbg_store_state)) == SP_OK)
         ((hbg_store_state *)st[HBG_STORE_STATE].ptr)->map_entries =
             g->map_peak + SP_MAX_TASK_TENSORS;
     if (st == g->own_store)

@@ -39,7 +39,7 @@ typedef struct hbg_build_task {
 
 typedef struct hbg_dep {
     uint32_t producer;
-    uint32_t kind; /* sp_edge_kind */
+    uint32_t kind; /* rt_edge_kind */
 } hbg_dep;
 
 /* A device buffer the orchestration may name: staged run arguments. */
@@ -62,7 +62,7 @@ enum {
     HBG_STORE_ARGS,
     HBG_STORE_MAP,
     HBG_STORE_STATE,    /* hbg_store_state */
-    HBG_STORE_CALLABLE, /* the callable's device view, for sp_task_validate */
+    HBG_STORE_CALLABLE, /* the callable's device view, for rt_task_validate */
     HBG_STORE_BUFFERS,
 };
 _Static_assert(HBG_STORE_BUFFERS <= SP_HOST_SCRATCH_SLOT_BUFFERS, "a slot holds the store");
@@ -75,16 +75,16 @@ typedef struct hbg_store_state {
 typedef struct hbg_graph {
     sp_orch orch; /* first: the orchestration's sp_orch * is a hbg_graph * */
     const sp_host_api *api;
-    const sp_loaded_callable *callable;
+    const rt_loaded_callable *callable;
 
-    sp_task_check check; /* the run's constant facts for sp_task_validate */
-    sp_lane_memo memo[SP_LANE_MEMO_SLOTS];
-    sp_view_memo view;
+    rt_task_check check; /* the run's constant facts for rt_task_validate */
+    rt_lane_memo memo[SP_LANE_MEMO_SLOTS];
+    rt_view_memo view;
     rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
     bool redzones; /* checking mode: heap outputs between red zones, verified by the chip */
 
     /* Arrays in the store; a capacity counts elements. */
-    sp_host_scratch *store; /* HBG_STORE_BUFFERS buffers */
+    rt_host_scratch *store; /* HBG_STORE_BUFFERS buffers */
     hbg_build_task *tasks;
     uint32_t task_count, task_cap;
     hbg_dep *deps; /* producers of each task, task by task */
@@ -95,9 +95,9 @@ typedef struct hbg_graph {
     uint32_t tensor_count, tensor_cap;
     uint64_t queue_blocks[SP_QUEUES]; /* blocks each ready queue will ever hold */
 
-    sp_tensormap map;  /* in store[HBG_STORE_MAP] */
+    rt_tensormap map;  /* in store[HBG_STORE_MAP] */
     uint32_t map_peak; /* most live entries so far */
-    sp_dep_list scratch;
+    rt_dep_list scratch;
 
     /* Runtime-allocated tensors: bump allocation in the bank's heap. */
     uint64_t heap_base, heap_bytes, heap_used;
@@ -118,22 +118,22 @@ typedef struct hbg_graph {
 
     int error;
     char message[256];
-    char check_msg[256]; /* sp_task_validate's reason */
+    char check_msg[256]; /* rt_task_validate's reason */
     /* sp_orch is single-threaded: the thread that runs the entry, and the
      * calls refused from any other (counted there, turned into the build's
      * error by the entry's thread: only it writes the fields above). */
     pthread_t owner;
     _Atomic uint32_t foreign_calls;
     _Atomic(const char *) foreign_op;             /* the first refused call's op */
-    sp_host_scratch own_store[HBG_STORE_BUFFERS]; /* the store when the caller has none */
+    rt_host_scratch own_store[HBG_STORE_BUFFERS]; /* the store when the caller has none */
 } hbg_graph;
 
 /* Set up an empty graph over `api`'s heap [heap_base, +heap_bytes), its
  * arrays in `store` (HBG_STORE_BUFFERS buffers kept by the caller across
  * builds; NULL: the graph's own, freed by hbg_graph_free). 0 or SP_ENOMEM. */
-int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const sp_loaded_callable *lc,
+int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const rt_loaded_callable *lc,
                    uint64_t heap_base, uint64_t heap_bytes, const hbg_buffer *buffers,
-                   uint32_t buffer_count, sp_host_scratch *store);
+                   uint32_t buffer_count, rt_host_scratch *store);
 /* The run's graph limit; 0 keeps a default (SP_DEFAULT_GRAPH_TASKS / _BYTES). */
 void hbg_graph_set_limits(hbg_graph *g, uint32_t max_tasks, uint64_t max_bytes);
 /* After a failed build: free every store buffer the build grew, so a

@@ -48,9 +48,9 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
                     uint32_t kernel_count, uint64_t timeout_ns)
 {
     /* The tensors are in place already: grow the staging around them. */
-    sp_host_scratch *st = &g->store[HBG_STORE_IMAGE];
+    rt_host_scratch *st = &g->store[HBG_STORE_IMAGE];
     if (st->cap < l->total) {
-        int rc = sp_host_scratch_grow(
+        int rc = rt_host_scratch_grow(
             st, l->total, HBG_IMAGE_TENSORS_OFF + (size_t)g->tensor_count * sizeof(sp_tensor), 0);
         if (rc)
             return rc;

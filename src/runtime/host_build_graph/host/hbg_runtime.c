@@ -37,7 +37,7 @@ _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run t
 /* Run the orchestration and turn its graph into an uploaded image. */
 static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
 {
-    const sp_loaded_callable *lc = p->callable;
+    const rt_loaded_callable *lc = p->callable;
     hbg_buffer bufs[SP_MAX_RUN_TENSORS];
     for (uint32_t i = 0; i < r->h.staging.count; i++)
         bufs[i] = (hbg_buffer){.dev = r->h.staging.t[i].dev,
@@ -64,7 +64,7 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
     ph[SP_TRACE_PHASE_ORCHESTRATE][0] = sp_now_ns();
     /* The device holds the crash guard's handlers. */
     uint64_t orch_timeout = p->orch_timeout_ns;
-    int sig = sp_orch_guarded_call(lc->orch_entry, &g->orch, &r->h.staging.device_args,
+    int sig = rt_orch_guarded_call(lc->orch_entry, &g->orch, &r->h.staging.device_args,
                                    orch_timeout, NULL, NULL);
     if (sig == SP_FAULT_INTERRUPT) {
         snprintf(p->err, p->err_len,
@@ -140,7 +140,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
                  threads, max);
         return SP_EINVAL;
     }
-    const sp_loaded_callable *lc = p->callable;
+    const rt_loaded_callable *lc = p->callable;
     if (lc->orch_config && p->args &&
         (p->args->tensor_count < lc->config.tensor_count ||
          p->args->scalar_count < lc->config.scalar_count)) {
@@ -157,7 +157,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     r->geo = *geo;
     r->sched_threads = threads;
     uint64_t t0 = sp_now_ns();
-    rc = sp_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);
+    rc = rt_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;
@@ -173,11 +173,11 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
         hbg_graph_give_back(&g);
     hbg_graph_free(&g);
     /* The orchestration is done with control tensors: drop the host-maps. */
-    sp_staging_unmap(&r->h.staging, p->api);
+    rt_staging_unmap(&r->h.staging, p->api);
     r->build_ns = sp_now_ns() - t0 - r->upload_ns;
     if (rc) {
-        sp_trace_dev_free(&r->h.trace, p->api);
-        sp_staging_release(&r->h.staging, p->api);
+        rt_trace_dev_free(&r->h.trace, p->api);
+        rt_staging_release(&r->h.staging, p->api);
         free(r);
         return rc;
     }
@@ -201,11 +201,11 @@ static int explain(rt_run *r, int rc)
     if ((rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT) &&
         sp_host_copy_from_device(r->h.api, &h, r->h.arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.fault.claimed, memory_order_relaxed))
-        return sp_fault_report_format(r->h.api, &h.fault, r->h.callable, err, err_len);
+        return rt_fault_report_format(r->h.api, &h.fault, r->h.callable, err, err_len);
     if (rc == SP_EKERNEL_OVERRUN &&
         sp_host_copy_from_device(r->h.api, &h, r->h.arena.image, sizeof h) == SP_OK &&
         atomic_load_explicit(&h.overrun.claimed, memory_order_relaxed))
-        return sp_overrun_format(r->h.api, &h.overrun, r->h.callable, err, err_len);
+        return rt_overrun_format(r->h.api, &h.overrun, r->h.callable, err, err_len);
     snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
     return rc;
 }

@@ -14,7 +14,7 @@ _Static_assert((int)SP_EDGE_CREATOR == SP_TRACE_EDGE_CREATOR &&
                    (int)SP_EDGE_KINDS == SP_TRACE_EDGE_KINDS,
                "trace edge kinds are the TensorMap's");
 
-int hbg_trace_prepare(sp_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
+int hbg_trace_prepare(rt_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
                       void *image)
 {
     uint32_t level = p->config.trace_level;
@@ -28,8 +28,8 @@ int hbg_trace_prepare(sp_trace_dev *t, const rt_prepare *p, const hbg_graph *g, 
             lanes += bt->kernel[l] >= 0;
         slices += (uint64_t)bt->block_num * lanes;
     }
-    uint64_t recs = sp_trace_records_for(level, slices, g->task_count, threads);
-    int rc = sp_trace_dev_alloc(t, p->api, level, recs, 0, p->callable, p->err, p->err_len);
+    uint64_t recs = rt_trace_records_for(level, slices, g->task_count, threads);
+    int rc = rt_trace_dev_alloc(t, p->api, level, recs, 0, p->callable, p->err, p->err_len);
     if (rc)
         return rc;
     if (g->dep_count) {

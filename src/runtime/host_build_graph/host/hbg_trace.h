@@ -12,7 +12,7 @@
  * `threads` schedulers, copy g's edges, and set the trace address in the
  * written (not yet uploaded) image at `image`. Level 0: nothing. 0 or a
  * status, reason in p->err. */
-int hbg_trace_prepare(sp_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
+int hbg_trace_prepare(rt_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
                       void *image);
 
 #endif

@@ -9,15 +9,15 @@
 
 #define SP_HEAP_RING_NONE UINT64_MAX
 
-typedef struct sp_heap_ring {
+typedef struct tmr_heap_ring {
     uint64_t size; /* bytes the ring may use */
     uint64_t head; /* next free offset */
     uint64_t tail; /* start of the oldest live allocation */
-} sp_heap_ring;
+} tmr_heap_ring;
 
 /* Offset where `need` bytes fit now, or SP_HEAP_RING_NONE. `empty` says no
  * allocation is live (the caller tracks that: head == tail is ambiguous). */
-static inline uint64_t sp_heap_ring_fit(const sp_heap_ring *r, uint64_t need, bool empty)
+static inline uint64_t tmr_heap_ring_fit(const tmr_heap_ring *r, uint64_t need, bool empty)
 {
     if (empty)
         return need <= r->size ? 0 : SP_HEAP_RING_NONE;
@@ -30,9 +30,9 @@ static inline uint64_t sp_heap_ring_fit(const sp_heap_ring *r, uint64_t need, bo
     return r->tail - r->head > need ? r->head : SP_HEAP_RING_NONE;
 }
 
-/* Take `need` bytes at `at` (from sp_heap_ring_fit); returns the new head,
+/* Take `need` bytes at `at` (from tmr_heap_ring_fit); returns the new head,
  * which the caller keeps as the allocation's end. */
-static inline uint64_t sp_heap_ring_take(sp_heap_ring *r, uint64_t at, uint64_t need)
+static inline uint64_t tmr_heap_ring_take(tmr_heap_ring *r, uint64_t at, uint64_t need)
 {
     r->head = at + need;
     return r->head;
@@ -40,7 +40,7 @@ static inline uint64_t sp_heap_ring_take(sp_heap_ring *r, uint64_t at, uint64_t 
 
 /* The oldest live allocation, which ended at `end`, was given back. With
  * nothing live any more the ring rebases to its start. */
-static inline void sp_heap_ring_release(sp_heap_ring *r, uint64_t end, bool now_empty)
+static inline void tmr_heap_ring_release(tmr_heap_ring *r, uint64_t end, bool now_empty)
 {
     r->tail = end;
     if (now_empty)
@@ -48,7 +48,7 @@ static inline void sp_heap_ring_release(sp_heap_ring *r, uint64_t end, bool now_
 }
 
 /* True if nothing live lies at or above `limit` (so the ring may shrink to it). */
-static inline bool sp_heap_ring_below(const sp_heap_ring *r, uint64_t limit, bool empty)
+static inline bool tmr_heap_ring_below(const tmr_heap_ring *r, uint64_t limit, bool empty)
 {
     return empty || (r->head >= r->tail && r->head <= limit);
 }

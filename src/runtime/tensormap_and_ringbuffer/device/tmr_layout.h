@@ -83,19 +83,19 @@ typedef struct tmr_orch {
     sp_orch orch; /* first: the orchestration's sp_orch * is a tmr_orch * */
     struct tmr_ctl *ctl;
     sp_chip *chip;
-    sp_tensormap map;
-    sp_dep_list deps;
-    sp_task_check check;
-    sp_lane_memo lane_memo[SP_LANE_MEMO_SLOTS]; /* the check's memos, zeroed at boot */
-    sp_view_memo view_memo;
+    rt_tensormap map;
+    rt_dep_list deps;
+    rt_task_check check;
+    rt_lane_memo lane_memo[SP_LANE_MEMO_SLOTS]; /* the check's memos, zeroed at boot */
+    rt_view_memo view_memo;
     rt_range ranges[SP_MAX_RUN_TENSORS];
     rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
-    sp_heap_ring heap;                  /* outputs; size is the heap less static allocations */
+    tmr_heap_ring heap;                 /* outputs; size is the heap less static allocations */
     uint64_t static_top;                /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;
     char msg[256];
-    sp_trace_writer trace; /* the orchestrator's records (level >= 3) */
+    rt_trace_writer trace; /* the orchestrator's records (level >= 3) */
     pthread_t thread;      /* the one thread sp_orch may be called from */
 } tmr_orch;
 
@@ -122,7 +122,7 @@ typedef struct tmr_ctl {
     uint64_t launch_ns;
     uint64_t orch_end_ns;
     uint64_t orch_begin_ns;
-    sp_trace_buf *trace; /* NULL: not traced */
+    rt_trace_buf *trace; /* NULL: not traced */
     _Atomic uint64_t first_complete_ns;
 
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */
@@ -137,8 +137,8 @@ typedef struct tmr_ctl {
     _Alignas(64) _Atomic int64_t orch_wake_at;
     sp_waitword orch_word;
     _Alignas(64) _Atomic int32_t error;
-    sp_fault_report fault;     /* the first kernel fault, if any */
-    sp_overrun_report overrun; /* checking mode: the first red zone damaged */
+    rt_fault_report fault;     /* the first kernel fault, if any */
+    rt_overrun_report overrun; /* checking mode: the first red zone damaged */
     uint64_t edges;
     char message[256];
 

@@ -78,10 +78,10 @@ static bool retire_one(tmr_orch *o)
      * its writes (and its kernels') before the slot is reused. */
     if (atomic_load_explicit(&t->refs, memory_order_acquire) != 0)
         return false;
-    sp_heap_ring_release(&o->heap, t->heap_end, r + 1 == s);
+    tmr_heap_ring_release(&o->heap, t->heap_end, r + 1 == s);
     atomic_store_explicit(&t->state, TMR_SLOT_FREE, memory_order_relaxed);
     atomic_store_explicit(&c->retired, r + 1, memory_order_release);
-    sp_tensormap_retire_below(&o->map, r + 1);
+    rt_tensormap_retire_below(&o->map, r + 1);
     return true;
 }
 
@@ -135,15 +135,15 @@ static bool room_for(tmr_orch *o, wait_kind kind, uint64_t need)
     case WAIT_SLOT:
         return s - r < (int64_t)c->window;
     case WAIT_HEAP:
-        return sp_heap_ring_fit(&o->heap, need, r == s) != SP_HEAP_RING_NONE;
+        return tmr_heap_ring_fit(&o->heap, need, r == s) != SP_HEAP_RING_NONE;
     case WAIT_MAP:
         if ((uint32_t)(o->map.capacity - o->map.used) >= need)
             return true;
-        sp_tensormap_sweep(&o->map);
+        rt_tensormap_sweep(&o->map);
         return (uint32_t)(o->map.capacity - o->map.used) >= need;
     case WAIT_STATIC:
         /* The ring must not reach into [need, heap end): empty or below it. */
-        return sp_heap_ring_below(&o->heap, need, r == s);
+        return tmr_heap_ring_below(&o->heap, need, r == s);
     }
     return false;
 }
@@ -260,7 +260,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         return rc;
     int64_t id = atomic_load_explicit(&c->submitted, memory_order_relaxed);
     int32_t kernel[3];
-    if ((rc = sp_task_validate(&o->check, (uint64_t)id, task, kernel)) != SP_OK)
+    if ((rc = rt_task_validate(&o->check, (uint64_t)id, task, kernel)) != SP_OK)
         return orch_fail(o, rc, "%s", o->msg);
 
     /* Checking mode: each output between red zones, inside the task's carve. */
@@ -311,8 +311,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
 
     tmr_task *t = tmr_slot(c, id);
-    uint64_t at = sp_heap_ring_fit(&o->heap, need, ring_empty(o));
-    uint64_t heap_end = sp_heap_ring_take(&o->heap, at, need);
+    uint64_t at = tmr_heap_ring_fit(&o->heap, need, ring_empty(o));
+    uint64_t heap_end = tmr_heap_ring_take(&o->heap, at, need);
     bool manual = o->scope_depth && o->scopes[o->scope_depth - 1].mode == SP_SCOPE_MANUAL;
     t->id = id;
     t->shape = task->shape;
@@ -330,10 +330,10 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
     atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
 
-    sp_dep_list *deps = &o->deps;
+    rt_dep_list *deps = &o->deps;
     deps->count = 0;
     for (int i = 0; i < task->dep_count && rc == SP_OK; i++)
-        rc = sp_dep_list_add(deps, task->deps[i], id, SP_EDGE_EXPLICIT);
+        rc = rt_dep_list_add(deps, task->deps[i], id, SP_EDGE_EXPLICIT);
     uint64_t off = at + rz;
     t->check_mask = 0;
     for (int i = 0; i < task->tensor_count && rc == SP_OK; i++) {
@@ -346,19 +346,19 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
             x->owner_task = id;
             x->flags |= SP_TENSOR_RUNTIME_OWNED;
             if (rz)
-                sp_redzone_fill(x->addr, x->buf_bytes);
+                rt_redzone_fill(x->addr, x->buf_bytes);
         }
         /* The kernel and the TensorMap see the argument at its buffer's
          * base (a view starting inside a staged buffer is rehomed). */
         sp_tensor *d = &t->tensors[i];
         *d = *x;
-        sp_tensor_rehome(d, &o->home[i]);
-        rc = sp_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
+        rt_tensor_rehome(d, &o->home[i]);
+        rc = rt_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
         t->args[i] = (uint64_t)(uintptr_t)d;
         /* Red zones surround staged buffers and runtime-owned heap ones. */
-        if (rz && sp_redzone_dir_written(task->dirs[i]) &&
+        if (rz && rt_redzone_dir_written(task->dirs[i]) &&
             (o->home[i].bytes || ((d->flags & SP_TENSOR_RUNTIME_OWNED) &&
-                                  sp_range_holds(&o->check.heap, d->addr, d->buf_bytes))))
+                                  rt_range_holds(&o->check.heap, d->addr, d->buf_bytes))))
             t->check_mask |= 1u << i;
     }
     for (int i = 0; i < task->scalar_count; i++)
@@ -400,7 +400,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     unpin(c, pins, npins); /* the holds above keep what is still needed */
     if (c->trace)
         for (uint32_t i = 0; i < deps->count; i++)
-            sp_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
+            rt_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
     c->edges += deps->count;
     /* Release: schedulers that see the new count see the whole slot. */
     atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
@@ -444,7 +444,7 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     x->owner_task = SP_NO_TASK;
     x->flags |= SP_TENSOR_RUNTIME_OWNED;
     if (rz)
-        sp_redzone_fill(x->addr, x->buf_bytes);
+        rt_redzone_fill(x->addr, x->buf_bytes);
     return SP_OK;
 }
 
@@ -532,12 +532,12 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
         return orch_fail(o, SP_EINVAL, "%s: NULL tensor", what);
     if (sp_tensor_element_offset(t, index, &off) != SP_OK)
         return orch_fail(o, SP_ESHAPE, "%s: element %lld outside the view", what, (long long)index);
-    bool known = sp_range_holds(&o->check.heap, t->addr, t->buf_bytes);
+    bool known = rt_range_holds(&o->check.heap, t->addr, t->buf_bytes);
     /* Tasks' accesses to a staged buffer are keyed on its base (rehomed),
      * so look there; a heap tensor keeps its own address. */
     uint64_t key = t->addr, at = off;
     for (uint32_t i = 0; !known && i < o->check.range_count; i++)
-        if ((known = sp_range_holds(&o->ranges[i], t->addr, t->buf_bytes))) {
+        if ((known = rt_range_holds(&o->ranges[i], t->addr, t->buf_bytes))) {
             key = o->ranges[i].dev;
             at = off + (t->addr - key);
         }
@@ -548,7 +548,7 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
     int64_t ids[64];
     uint32_t n;
     /* More overlapping tasks than fit: wait for these, then look again. */
-    while ((n = sp_tensormap_overlapping(&o->map, key, at, at + es, !write, ids, 64)) > 0) {
+    while ((n = rt_tensormap_overlapping(&o->map, key, at, at + es, !write, ids, 64)) > 0) {
         int rc = wait_tasks(o, ids, n < 64 ? n : 64, what);
         if (rc)
             return rc;
@@ -598,7 +598,7 @@ static void op_fatal(sp_orch *so, int status, const char *msg)
 {
     if (refuse_foreign((tmr_orch *)so, "fatal"))
         return;
-    orch_fail((tmr_orch *)so, sp_orch_fatal_status(status), "orchestration fatal: %s",
+    orch_fail((tmr_orch *)so, rt_orch_fatal_status(status), "orchestration fatal: %s",
               msg ? msg : "(no message)");
 }
 
@@ -618,7 +618,7 @@ static int64_t op_submit_traced(sp_orch *so, sp_task *task)
     uint64_t t0 = sp_ticks();
     int64_t id = op_submit(so, task);
     if (id >= 0)
-        sp_trace_phase(&o->trace, SP_TRACE_SUBMIT, (uint64_t)id, t0, sp_ticks());
+        rt_trace_phase(&o->trace, SP_TRACE_SUBMIT, (uint64_t)id, t0, sp_ticks());
     return id;
 }
 
@@ -633,7 +633,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         atomic_store_explicit(&c->slots[i].state, TMR_SLOT_FREE, memory_order_relaxed);
     tmr_orch *o = &c->orch;
     memset(o, 0, sizeof *o);
-    sp_trace_writer_init(&o->trace, c->trace, c->sched_threads);
+    rt_trace_writer_init(&o->trace, c->trace, c->sched_threads);
     o->orch.ops = o->trace.level >= SP_TRACE_SUBMITS ? &tmr_orch_ops_traced : &tmr_orch_ops;
     o->ctl = c;
     o->chip = chip;
@@ -643,7 +643,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
         o->ranges[i] =
             (rt_range){.dev = c->args.tensors[i].addr, .bytes = c->args.tensors[i].buf_bytes};
-    o->check = (sp_task_check){
+    o->check = (rt_task_check){
         .callable = c->callable,
         .ranges = o->ranges,
         .range_count = c->args.tensor_count,
@@ -656,7 +656,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         .lane_type = sp_chip_geometry(chip)->lane_type,
         .lanes = sp_chip_geometry(chip)->lanes,
     };
-    return sp_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
+    return rt_tensormap_init(&o->map, c->map_mem, c->map_bytes, c->map_entries);
 }
 
 typedef struct orch_claim {
@@ -685,7 +685,7 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
          * watchdog) and ended the run: then the run, and maybe the memory
          * under `c`, belong to someone else now. */
         orch_claim claim = {.chip = chip, .index = self_index};
-        int sig = sp_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
+        int sig = rt_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
                                        &claim);
         if (sig == SP_FAULT_ABANDONED)
             return SP_OK;

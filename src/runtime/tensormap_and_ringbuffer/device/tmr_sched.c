@@ -51,9 +51,9 @@ static void check_redzones(tmr_ctl *c, const tmr_task *t)
         int i = __builtin_ctz(m);
         const sp_tensor *x = &t->tensors[i];
         int64_t at;
-        if (sp_redzone_intact(x->addr, x->buf_bytes, &at))
+        if (rt_redzone_intact(x->addr, x->buf_bytes, &at))
             continue;
-        if (sp_overrun_claim(&c->overrun, (uint64_t)t->id, t->kernel, i, at, x->buf_bytes))
+        if (rt_overrun_claim(&c->overrun, (uint64_t)t->id, t->kernel, i, at, x->buf_bytes))
             tmr_fail(c, SP_EKERNEL_OVERRUN, "");
         return;
     }
@@ -165,8 +165,8 @@ static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig
 {
     tmr_rt *r = rt;
     const tmr_task *t = tmr_slot(r->c, (int64_t)task);
-    if (sp_fault_report_claim(&r->c->fault, task, core, t->kernel[lane], sig, ran_ns))
-        tmr_fail(r->c, sp_fault_status(sig), "");
+    if (rt_fault_report_claim(&r->c->fault, task, core, t->kernel[lane], sig, ran_ns))
+        tmr_fail(r->c, rt_fault_status(sig), "");
 }
 
 static bool hook_failed(void *rt)
@@ -266,8 +266,8 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
     rt_sched s;
     rt_sched_init(&s, chip, ti, tn);
     s.timeout_ns = c->kernel_timeout_ns;
-    sp_trace_writer tw;
-    sp_trace_writer_init(&tw, c->trace, ti);
+    rt_trace_writer tw;
+    rt_trace_writer_init(&tw, c->trace, ti);
     if (tw.buf)
         s.trace = &tw;
     rt_sched_loop(&s, &tmr_loop, &r, &tw);

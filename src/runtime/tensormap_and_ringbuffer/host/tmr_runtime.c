@@ -62,7 +62,7 @@ static int config_check(const rt_prepare *p, const sp_geometry *geo, uint32_t *w
                  *threads, geo->aicpu_threads);
         return SP_EINVAL;
     }
-    const sp_loaded_callable *lc = p->callable;
+    const rt_loaded_callable *lc = p->callable;
     if (lc->orch_config && (p->args->tensor_count < lc->config.tensor_count ||
                             p->args->scalar_count < lc->config.scalar_count)) {
         snprintf(p->err, p->err_len,
@@ -74,7 +74,7 @@ static int config_check(const rt_prepare *p, const sp_geometry *geo, uint32_t *w
     return SP_OK;
 }
 
-static tmr_shm_layout layout_of(const sp_loaded_callable *lc, uint32_t window)
+static tmr_shm_layout layout_of(const rt_loaded_callable *lc, uint32_t window)
 {
     tmr_shm_layout l;
     uint64_t off = ALIGN64(sizeof(tmr_ctl));
@@ -84,7 +84,7 @@ static tmr_shm_layout layout_of(const sp_loaded_callable *lc, uint32_t window)
     off = ALIGN64(off + (uint64_t)SP_QUEUES * window * sizeof(tmr_cell));
     l.map_entries = window * TMR_MAP_ENTRIES_PER_SLOT;
     l.map_off = off;
-    l.map_bytes = sp_tensormap_bytes(l.map_entries);
+    l.map_bytes = rt_tensormap_bytes(l.map_entries);
     off = ALIGN64(off + l.map_bytes);
     l.callable_off = off;
     l.callable_bytes = rt_dev_callable_bytes(lc);
@@ -114,12 +114,12 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     r->threads = threads;
     uint64_t t0 = sp_now_ns();
     bool check = p->check;
-    rc = sp_staging_stage(&r->h.staging, p->api, p->args, false, check, p->err, p->err_len);
+    rc = rt_staging_stage(&r->h.staging, p->api, p->args, false, check, p->err, p->err_len);
     if (rc) {
         free(r);
         return rc;
     }
-    const sp_loaded_callable *lc = p->callable;
+    const rt_loaded_callable *lc = p->callable;
     tmr_shm_layout l = layout_of(lc, window);
     sp_arena_request req = {.heap_bytes = heap, .shm_bytes = l.total, .image_bytes = 0};
     rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
@@ -130,7 +130,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
         goto fail;
     }
     size_t host_bytes = sizeof(tmr_ctl) + l.callable_bytes;
-    if ((rc = sp_host_scratch_reserve(p->scratch, host_bytes)) != SP_OK) {
+    if ((rc = rt_host_scratch_reserve(p->scratch, host_bytes)) != SP_OK) {
         snprintf(p->err, p->err_len, "host scratch of %zu bytes", host_bytes);
         goto fail;
     }
@@ -163,10 +163,10 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     if (p->config.trace_level) {
         /* The task count is unknown before the run: a bounded buffer, full drops. */
         uint64_t n = p->config.trace_records ? p->config.trace_records : TMR_DEFAULT_TRACE_RECORDS;
-        if ((rc = sp_trace_dev_alloc(&r->h.trace, p->api, p->config.trace_level, n, n, lc, p->err,
+        if ((rc = rt_trace_dev_alloc(&r->h.trace, p->api, p->config.trace_level, n, n, lc, p->err,
                                      p->err_len)) != SP_OK)
             goto fail;
-        c->trace = sp_trace_dev_buf(&r->h.trace);
+        c->trace = rt_trace_dev_buf(&r->h.trace);
     }
     void *cc = (char *)p->scratch->ptr + sizeof(tmr_ctl);
     rt_dev_callable_write(lc, cc, shm + l.callable_off);
@@ -180,8 +180,8 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     *out = r;
     return SP_OK;
 fail:
-    sp_trace_dev_free(&r->h.trace, p->api);
-    sp_staging_release(&r->h.staging, p->api);
+    rt_trace_dev_free(&r->h.trace, p->api);
+    rt_staging_release(&r->h.staging, p->api);
     free(r);
     return rc;
 }
@@ -205,10 +205,10 @@ static int collect(rt_run *r, int rc)
     if (rc && r->have_result &&
         atomic_load_explicit(&r->result.fault.claimed, memory_order_relaxed) &&
         (rc == SP_EKERNEL_FAULT || rc == SP_EKERNEL_TIMEOUT))
-        rc = sp_fault_report_format(r->h.api, &r->result.fault, r->h.callable, err, err_len);
+        rc = rt_fault_report_format(r->h.api, &r->result.fault, r->h.callable, err, err_len);
     else if (rc == SP_EKERNEL_OVERRUN && r->have_result &&
              atomic_load_explicit(&r->result.overrun.claimed, memory_order_relaxed))
-        rc = sp_overrun_format(r->h.api, &r->result.overrun, r->h.callable, err, err_len);
+        rc = rt_overrun_format(r->h.api, &r->result.overrun, r->h.callable, err, err_len);
     else if (rc && r->have_result && r->result.message[0])
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)
