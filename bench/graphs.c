@@ -236,9 +236,9 @@ int main(int argc, char **argv)
 
     char module[PATH_MAX], graphs[PATH_MAX], pa[PATH_MAX], rel[64];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", runtime);
-    if (sp_path_beside_exe(module, sizeof module, rel) ||
-        sp_path_beside_exe(graphs, sizeof graphs, "../bench/hbg_graphs.spc") ||
-        sp_path_beside_exe(pa, sizeof pa, "../examples/paged_attention.spc")) {
+    if (sp__path_beside_exe(module, sizeof module, rel) ||
+        sp__path_beside_exe(graphs, sizeof graphs, "../bench/hbg_graphs.spc") ||
+        sp__path_beside_exe(pa, sizeof pa, "../examples/paged_attention.spc")) {
         fprintf(stderr, "bench_graphs: path too long\n");
         return 1;
     }

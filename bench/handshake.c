@@ -38,7 +38,7 @@ typedef struct pingpong {
 static void spin_until(_Atomic uint32_t *word, uint32_t want)
 {
     while (atomic_load_explicit(word, memory_order_acquire) != want)
-        sp_cpu_relax();
+        sp__cpu_relax();
 }
 
 static void *pong_main(void *arg)
@@ -101,7 +101,7 @@ static int scheduler_main(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t
         p.task_id = i;
         sp_chip_dispatch(chip, cr->core, &p);
         while (!sp_chip_core_idle(chip, cr->core))
-            sp_cpu_relax();
+            sp__cpu_relax();
     }
     cr->poll_ns = (double)(sp_now_ns() - t0) / cr->n;
 

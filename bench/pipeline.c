@@ -109,8 +109,8 @@ int main(int argc, char **argv)
     }
     char module[PATH_MAX], spc[PATH_MAX], rel[64];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", runtime);
-    sp_path_beside_exe(module, sizeof module, rel);
-    sp_path_beside_exe(spc, sizeof spc, "../examples/paged_attention.spc");
+    sp__path_beside_exe(module, sizeof module, rel);
+    sp__path_beside_exe(spc, sizeof spc, "../examples/paged_attention.spc");
 
     bench b;
     memset(&b, 0, sizeof b);

@@ -67,10 +67,10 @@ int main(int argc, char **argv)
     }
     char module[PATH_MAX], callable[PATH_MAX], rel[64];
     snprintf(rel, sizeof rel, "../lib/libsimpler_%s_sim.so", h.runtime);
-    if (sp_path_beside_exe(module, sizeof module, rel) ||
-        sp_path_beside_exe(callable, sizeof callable,
-                           o.real ? "../bench/suite/suite_chol.spc"
-                                  : "../bench/suite/suite_dag.spc"))
+    if (sp__path_beside_exe(module, sizeof module, rel) ||
+        sp__path_beside_exe(callable, sizeof callable,
+                            o.real ? "../bench/suite/suite_chol.spc"
+                                   : "../bench/suite/suite_dag.spc"))
         return 1;
 
     /* The geometry is explicit so the table can say which one was measured. */

@@ -217,7 +217,7 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
     /* Pack time is where a truncated or damaged binary is cheapest to
      * name: the same check runs again at registration. */
     for (uint32_t i = 0; i <= n; i++) {
-        rc = sp_elf_check(blob + bins[i].offset, bins[i].size, why, sizeof why);
+        rc = sp__elf_check(blob + bins[i].offset, bins[i].size, why, sizeof why);
         if (rc) {
             free(blob);
             if (i == 0)

@@ -123,7 +123,7 @@ static int show(const char *path)
      * registration requires, before --show calls the callable valid. */
     for (uint32_t i = 0; i <= h->kernel_count; i++) {
         const sp_callable_section *b = i == 0 ? &h->orch : &v.kernels[i - 1].binary;
-        rc = sp_elf_check(v.base + b->offset, b->size, err, sizeof err);
+        rc = sp__elf_check(v.base + b->offset, b->size, err, sizeof err);
         if (rc) {
             if (i == 0)
                 fprintf(stderr, "simpler pack: %s: invalid (%s): orchestration binary: %s\n", path,

@@ -226,7 +226,7 @@ int cli_run(int argc, char **argv)
 
     char callable[PATH_MAX], rel[128];
     snprintf(rel, sizeof rel, "../examples/%s.spc", ex->name);
-    sp_path_beside_exe(callable, sizeof callable, rel);
+    sp__path_beside_exe(callable, sizeof callable, rel);
 
     sp_worker_options wo = {0};
     wo.prewarm.clusters = (uint32_t)o.clusters;

@@ -1,4 +1,4 @@
-/* sp_elf_check: refuse, by name, the ELF files the dynamic loader would
+/* sp__elf_check: refuse, by name, the ELF files the dynamic loader would
  * crash on. Every field is read through bounds that were checked first, and
  * no end is computed where it could wrap. */
 #include "common/elf_check.h"
@@ -269,7 +269,7 @@ static int check_dynamic(elf *e)
     return SP_OK;
 }
 
-int sp_elf_check(const void *bytes, size_t size, char *why, size_t why_len)
+int sp__elf_check(const void *bytes, size_t size, char *why, size_t why_len)
 {
     elf e = {.b = bytes, .size = size, .why = why, .why_len = why_len};
     if (why && why_len)

@@ -14,6 +14,6 @@
  * part of the file) and section table lie inside the bytes. Returns 0, or
  * SP_EKERNEL_LOAD with the defect named in `why`. Structure only: a file
  * that passes may still fail to load (missing library, bad relocation). */
-int sp_elf_check(const void *bytes, size_t size, char *why, size_t why_len);
+int sp__elf_check(const void *bytes, size_t size, char *why, size_t why_len);
 
 #endif

@@ -51,7 +51,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 #define REGISTRY_SLOTS 4096
 static struct {
     _Atomic pid_t tid;
-    _Atomic(sp_fault_thread *) t;
+    _Atomic(sp__fault_thread *) t;
 } registry[REGISTRY_SLOTS];
 
 static pid_t current_tid(void)
@@ -62,7 +62,7 @@ static pid_t current_tid(void)
 /* The armed guard of the calling thread, or NULL; *known: the thread is
  * registered here at all. A thread may hold two registrations (its own
  * object and a one-off guard); one is armed. */
-static sp_fault_guard *armed_guard(pid_t tid, bool *known)
+static sp__fault_guard *armed_guard(pid_t tid, bool *known)
 {
     *known = false;
     for (uint32_t n = 0, i = (uint32_t)tid % REGISTRY_SLOTS; n < REGISTRY_SLOTS;
@@ -72,8 +72,8 @@ static sp_fault_guard *armed_guard(pid_t tid, bool *known)
         if (atomic_load_explicit(&registry[i].tid, memory_order_relaxed) != tid)
             continue;
         *known = true;
-        sp_fault_thread *t = atomic_load_explicit(&registry[i].t, memory_order_relaxed);
-        sp_fault_guard *g = t ? atomic_load_explicit(&t->armed, memory_order_relaxed) : NULL;
+        sp__fault_thread *t = atomic_load_explicit(&registry[i].t, memory_order_relaxed);
+        sp__fault_guard *g = t ? atomic_load_explicit(&t->armed, memory_order_relaxed) : NULL;
         if (g)
             return g;
     }
@@ -110,7 +110,7 @@ static bool self_sent(const siginfo_t *info)
     return info && info->si_code == SI_TKILL && info->si_pid == getpid();
 }
 
-static bool ours(int i, int sig, const siginfo_t *info, const sp_fault_guard *g)
+static bool ours(int i, int sig, const siginfo_t *info, const sp__fault_guard *g)
 {
     if (!g)
         return false;
@@ -136,7 +136,7 @@ static void fault_handler(int sig, siginfo_t *info, void *uctx)
     while (i < INTERRUPT_INDEX && guarded_signals[i] != sig)
         i++;
     bool known;
-    sp_fault_guard *g = armed_guard(current_tid(), &known);
+    sp__fault_guard *g = armed_guard(current_tid(), &known);
     if (i == INTERRUPT_INDEX && g && g->cancel && info &&
         (info->si_code == SI_QUEUE || info->si_code == SI_TIMER)) {
         uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
@@ -175,7 +175,7 @@ static void fault_handler(int sig, siginfo_t *info, void *uctx)
     siglongjmp(g->jmp, 1);
 }
 
-int sp_fault_install(void)
+int sp__fault_install(void)
 {
     int rc = SP_OK;
     pthread_mutex_lock(&lock);
@@ -198,7 +198,7 @@ int sp_fault_install(void)
     return rc;
 }
 
-void sp_fault_uninstall(void)
+void sp__fault_uninstall(void)
 {
     pthread_mutex_lock(&lock);
     if (users && --users == 0) {
@@ -218,7 +218,7 @@ void sp_fault_uninstall(void)
 
 #define ALT_STACK_BYTES (64 * 1024)
 
-int sp_fault_thread_enter(sp_fault_thread *t)
+int sp__fault_thread_enter(sp__fault_thread *t)
 {
     atomic_store_explicit(&t->armed, NULL, memory_order_relaxed);
     t->tid = current_tid();
@@ -253,7 +253,7 @@ int sp_fault_thread_enter(sp_fault_thread *t)
     return SP_OK;
 }
 
-void sp_fault_thread_leave(sp_fault_thread *t)
+void sp__fault_thread_leave(sp__fault_thread *t)
 {
     if (t->alt_stack) {
         stack_t cur;
@@ -273,8 +273,8 @@ void sp_fault_thread_leave(sp_fault_thread *t)
     }
 }
 
-void sp_fault_arm_on(sp_fault_thread *t, sp_fault_guard *g, const _Atomic uint32_t *cancel,
-                     uint32_t token)
+void sp__fault_arm_on(sp__fault_thread *t, sp__fault_guard *g, const _Atomic uint32_t *cancel,
+                      uint32_t token)
 {
     g->sig = 0;
     g->cancel = cancel;
@@ -285,24 +285,24 @@ void sp_fault_arm_on(sp_fault_thread *t, sp_fault_guard *g, const _Atomic uint32
     atomic_store_explicit(&t->armed, g, memory_order_relaxed);
 }
 
-void sp_fault_arm_for(sp_fault_guard *g, const _Atomic uint32_t *cancel, uint32_t token)
+void sp__fault_arm_for(sp__fault_guard *g, const _Atomic uint32_t *cancel, uint32_t token)
 {
-    sp_fault_thread_enter(&g->self); /* on failure the call runs unguarded */
-    sp_fault_arm_on(&g->self, g, cancel, token);
+    sp__fault_thread_enter(&g->self); /* on failure the call runs unguarded */
+    sp__fault_arm_on(&g->self, g, cancel, token);
 }
 
-void sp_fault_arm(sp_fault_guard *g)
+void sp__fault_arm(sp__fault_guard *g)
 {
-    sp_fault_arm_for(g, NULL, 0);
+    sp__fault_arm_for(g, NULL, 0);
 }
 
-void sp_fault_end(sp_fault_guard *g)
+void sp__fault_end(sp__fault_guard *g)
 {
     if (g->thread)
         atomic_store_explicit(&g->thread->armed, NULL, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (g->thread == &g->self)
-        sp_fault_thread_leave(&g->self);
+        sp__fault_thread_leave(&g->self);
     g->thread = NULL;
 }
 
@@ -325,21 +325,21 @@ static void keep_interrupt_handler(void)
     pthread_mutex_unlock(&lock);
 }
 
-void sp_fault_jump(sp_fault_guard *g, int sig)
+void sp__fault_jump(sp__fault_guard *g, int sig)
 {
     atomic_store_explicit(&g->thread->armed, NULL, memory_order_relaxed);
     g->sig = sig;
     siglongjmp(g->jmp, 1);
 }
 
-int sp_fault_interrupt(pthread_t thread, uint32_t token)
+int sp__fault_interrupt(pthread_t thread, uint32_t token)
 {
     keep_interrupt_handler();
     union sigval v = {.sival_ptr = (void *)(uintptr_t)(INTERRUPT_TAG << 32 | token)};
     return pthread_sigqueue(thread, SP_FAULT_INTERRUPT, v) == 0 ? SP_OK : SP_ESYS;
 }
 
-int sp_fault_watchdog_start(sp_fault_watchdog *wd, uint32_t token, uint64_t timeout_ns)
+int sp__fault_watchdog_start(sp__fault_watchdog *wd, uint32_t token, uint64_t timeout_ns)
 {
     wd->armed = false;
     keep_interrupt_handler();
@@ -363,7 +363,7 @@ int sp_fault_watchdog_start(sp_fault_watchdog *wd, uint32_t token, uint64_t time
     return SP_OK;
 }
 
-void sp_fault_watchdog_stop(sp_fault_watchdog *wd)
+void sp__fault_watchdog_stop(sp__fault_watchdog *wd)
 {
     /* A signal the timer sent just before is delivered as this call
      * returns to user space: the guard, already disarmed, drops it. */
@@ -372,7 +372,7 @@ void sp_fault_watchdog_stop(sp_fault_watchdog *wd)
     wd->armed = false;
 }
 
-uint32_t sp_fault_new_token(void)
+uint32_t sp__fault_new_token(void)
 {
     static _Atomic uint32_t next;
     uint32_t t;
@@ -382,7 +382,7 @@ uint32_t sp_fault_new_token(void)
     return t;
 }
 
-const char *sp_fault_name(int sig)
+const char *sp__fault_name(int sig)
 {
     if (sig == SP_FAULT_INTERRUPT)
         return "timeout";

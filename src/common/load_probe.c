@@ -1,4 +1,4 @@
-/* sp_load_probe: a forked child loads, checks and unloads each object and
+/* sp__load_probe: a forked child loads, checks and unloads each object and
  * writes one byte per step to a pipe ('L' load, 'C' check, 'U' unload, 'D'
  * done, 'F' + status + reason, 'T' thread); the parent reads until EOF or
  * until no byte came for the stall time, then reaps the child and names how
@@ -58,8 +58,8 @@ static void refuse(int fd, int status, const char *why)
     _exit(0);
 }
 
-__attribute__((noreturn)) static void child(int fd, const sp_load_probe_item *items, size_t count,
-                                            sp_load_probe_check check, void *ctx)
+__attribute__((noreturn)) static void child(int fd, const sp__load_probe_item *items, size_t count,
+                                            sp__load_probe_check check, void *ctx)
 {
     /* Whatever the parent installed (the crash guard) must not catch the
      * child's faults: they are what the parent wants to see. */
@@ -74,10 +74,10 @@ __attribute__((noreturn)) static void child(int fd, const sp_load_probe_item *it
     int threads = thread_count();
     char why[256];
     for (size_t i = 0; i < count; i++) {
-        sp_shared_object *so = NULL;
+        sp__shared_object *so = NULL;
         put(fd, "L", 1);
         why[0] = '\0';
-        int rc = sp_shared_object_open(items[i].bytes, items[i].size, &so, why, sizeof why);
+        int rc = sp__shared_object_open(items[i].bytes, items[i].size, &so, why, sizeof why);
         if (rc)
             refuse(fd, rc, why);
         if (threads > 0 && thread_count() > threads)
@@ -88,7 +88,7 @@ __attribute__((noreturn)) static void child(int fd, const sp_load_probe_item *it
         if (threads > 0 && thread_count() > threads)
             put(fd, "T", 1), _exit(0);
         put(fd, "U", 1);
-        sp_shared_object_close(so);
+        sp__shared_object_close(so);
     }
     put(fd, "D", 1);
     _exit(0);
@@ -102,7 +102,7 @@ static int64_t now_ms(void)
 }
 
 /* Parse what the child wrote: `buf[0..n)`. */
-static void parse(const char *buf, size_t n, sp_load_probe_verdict *v, int *done)
+static void parse(const char *buf, size_t n, sp__load_probe_verdict *v, int *done)
 {
     size_t loads = 0;
     for (size_t i = 0; i < n; i++) {
@@ -147,8 +147,8 @@ static void parse(const char *buf, size_t n, sp_load_probe_verdict *v, int *done
     v->index = loads ? loads - 1 : 0;
 }
 
-int sp_load_probe(const sp_load_probe_item *items, size_t count, sp_load_probe_check check,
-                  void *ctx, unsigned stall_ms, sp_load_probe_verdict *v)
+int sp__load_probe(const sp__load_probe_item *items, size_t count, sp__load_probe_check check,
+                   void *ctx, unsigned stall_ms, sp__load_probe_verdict *v)
 {
     memset(v, 0, sizeof *v);
     int fds[2];
@@ -237,7 +237,7 @@ int sp_load_probe(const sp_load_probe_item *items, size_t count, sp_load_probe_c
     return 0;
 }
 
-const char *sp_load_probe_phase_name(sp_load_probe_phase phase)
+const char *sp__load_probe_phase_name(sp__load_probe_phase phase)
 {
     switch (phase) {
     case SP_PROBE_CHECKING:

@@ -17,15 +17,15 @@
 
 /* What the child does to object `index` once it is loaded (resolve and run
  * things); runs in the child only. Returns 0 or a status with a reason. */
-typedef int (*sp_load_probe_check)(void *ctx, size_t index, sp_shared_object *so, char *why,
-                                   size_t why_len);
+typedef int (*sp__load_probe_check)(void *ctx, size_t index, sp__shared_object *so, char *why,
+                                    size_t why_len);
 
-typedef struct sp_load_probe_item {
+typedef struct sp__load_probe_item {
     const void *bytes;
     size_t size;
-} sp_load_probe_item;
+} sp__load_probe_item;
 
-typedef enum sp_load_probe_kind {
+typedef enum sp__load_probe_kind {
     SP_PROBE_PASSED = 0,
     SP_PROBE_REFUSED,  /* open or check returned `status` with `why` */
     SP_PROBE_SIGNAL,   /* the child died of signal `code` */
@@ -33,30 +33,30 @@ typedef enum sp_load_probe_kind {
     SP_PROBE_STALLED,  /* no progress within the stall time: killed */
     SP_PROBE_THREAD,   /* loading it left a thread running */
     SP_PROBE_NO_CHILD, /* pipe or fork failed: `status` SP_ESYS, errno in `why` */
-} sp_load_probe_kind;
+} sp__load_probe_kind;
 
-typedef enum sp_load_probe_phase {
+typedef enum sp__load_probe_phase {
     SP_PROBE_LOADING = 0, /* constructors and the loader */
     SP_PROBE_CHECKING,    /* the check callback (a config function, say) */
     SP_PROBE_UNLOADING,   /* destructors */
-} sp_load_probe_phase;
+} sp__load_probe_phase;
 
-typedef struct sp_load_probe_verdict {
-    sp_load_probe_kind kind;
+typedef struct sp__load_probe_verdict {
+    sp__load_probe_kind kind;
     int status; /* REFUSED, NO_CHILD */
     int code;   /* SIGNAL: the signal; EXITED: the exit status */
     size_t index;
-    sp_load_probe_phase phase;
+    sp__load_probe_phase phase;
     char why[256];
-} sp_load_probe_verdict;
+} sp__load_probe_verdict;
 
 /* Probe `count` objects in one child, in order, stopping at the first that
  * fails. `stall_ms` bounds the time one object may take before the child is
  * killed. Returns 0 when all passed, else -1 with the verdict filled. */
-int sp_load_probe(const sp_load_probe_item *items, size_t count, sp_load_probe_check check,
-                  void *ctx, unsigned stall_ms, sp_load_probe_verdict *v);
+int sp__load_probe(const sp__load_probe_item *items, size_t count, sp__load_probe_check check,
+                   void *ctx, unsigned stall_ms, sp__load_probe_verdict *v);
 
 /* "while loading it (its constructors)", "in its check", "while unloading it (its destructors)". */
-const char *sp_load_probe_phase_name(sp_load_probe_phase phase);
+const char *sp__load_probe_phase_name(sp__load_probe_phase phase);
 
 #endif

@@ -12,7 +12,7 @@ static _Atomic int log_level = SP_LOG_WARN;
 static _Atomic(sp_log_sink) log_sink;
 static _Atomic(void *) log_sink_user;
 
-int sp_log_parse_level(const char *name)
+int sp__log_parse_level(const char *name)
 {
     static const char *const names[] = {"debug", "info", "warn", "error", "off"};
     if (!name)
@@ -23,29 +23,29 @@ int sp_log_parse_level(const char *name)
     return -1;
 }
 
-int sp_log_level(void)
+int sp__log_level(void)
 {
     /* Relaxed is enough: the level is an independent word, and a line
      * logged just before or after a change of it may go either way. */
     return atomic_load_explicit(&log_level, memory_order_relaxed);
 }
 
-void sp_log_set_level(int level)
+void sp__log_set_level(int level)
 {
     if (level >= SP_LOG_DEBUG && level <= SP_LOG_OFF)
         atomic_store_explicit(&log_level, level, memory_order_relaxed);
 }
 
-void sp_log_set_sink(sp_log_sink sink, void *user)
+void sp__log_set_sink(sp_log_sink sink, void *user)
 {
     atomic_store_explicit(&log_sink_user, user, memory_order_relaxed);
     atomic_store_explicit(&log_sink, sink, memory_order_release);
 }
 
-void sp_log(int level, const char *fmt, ...)
+void sp__log(int level, const char *fmt, ...)
 {
     static const char *const tags[] = {"debug", "info", "warn", "error"};
-    if (level < sp_log_level() || level >= SP_LOG_OFF)
+    if (level < sp__log_level() || level >= SP_LOG_OFF)
         return;
     char line[1024];
     int n = snprintf(line, sizeof line, "simpler %s: ", tags[level]);

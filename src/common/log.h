@@ -7,19 +7,19 @@
 #include "simpler/log.h" /* the levels and sp_log_sink */
 
 /* Current threshold: messages below it are dropped. */
-int sp_log_level(void);
+int sp__log_level(void);
 /* Parse a level name ("debug".."off"); -1 if unknown. */
-int sp_log_parse_level(const char *name);
+int sp__log_parse_level(const char *name);
 /* Override the threshold (tests, CLI flags). */
-void sp_log_set_level(int level);
+void sp__log_set_level(int level);
 /* Send lines to `sink` instead of stderr; NULL restores stderr. */
-void sp_log_set_sink(sp_log_sink sink, void *user);
-void sp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sp__log_set_sink(sp_log_sink sink, void *user);
+void sp__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define SP_LOG_ENABLED(lvl) ((lvl) >= sp_log_level())
-#define SP_DEBUG(...) (SP_LOG_ENABLED(SP_LOG_DEBUG) ? sp_log(SP_LOG_DEBUG, __VA_ARGS__) : (void)0)
-#define SP_INFO(...) (SP_LOG_ENABLED(SP_LOG_INFO) ? sp_log(SP_LOG_INFO, __VA_ARGS__) : (void)0)
-#define SP_WARN(...) (SP_LOG_ENABLED(SP_LOG_WARN) ? sp_log(SP_LOG_WARN, __VA_ARGS__) : (void)0)
-#define SP_ERROR(...) (SP_LOG_ENABLED(SP_LOG_ERROR) ? sp_log(SP_LOG_ERROR, __VA_ARGS__) : (void)0)
+#define SP_LOG_ENABLED(lvl) ((lvl) >= sp__log_level())
+#define SP_DEBUG(...) (SP_LOG_ENABLED(SP_LOG_DEBUG) ? sp__log(SP_LOG_DEBUG, __VA_ARGS__) : (void)0)
+#define SP_INFO(...) (SP_LOG_ENABLED(SP_LOG_INFO) ? sp__log(SP_LOG_INFO, __VA_ARGS__) : (void)0)
+#define SP_WARN(...) (SP_LOG_ENABLED(SP_LOG_WARN) ? sp__log(SP_LOG_WARN, __VA_ARGS__) : (void)0)
+#define SP_ERROR(...) (SP_LOG_ENABLED(SP_LOG_ERROR) ? sp__log(SP_LOG_ERROR, __VA_ARGS__) : (void)0)
 
 #endif

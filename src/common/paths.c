@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int sp_path_beside_exe(char *buf, size_t len, const char *rel)
+int sp__path_beside_exe(char *buf, size_t len, const char *rel)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);

@@ -7,6 +7,6 @@
 
 /* "<directory of this executable>/<rel>" into buf. 0, or -1 if the
  * executable cannot be found or the path does not fit. */
-int sp_path_beside_exe(char *buf, size_t len, const char *rel);
+int sp__path_beside_exe(char *buf, size_t len, const char *rel);
 
 #endif

@@ -22,7 +22,7 @@
 #include "common/elf_check.h"
 #include "simpler/status.h"
 
-struct sp_shared_object {
+struct sp__shared_object {
     void *handle;
     struct link_map *map; /* the object's own entry in the loader's list */
 };
@@ -57,8 +57,8 @@ static void unique_path(char *path, int fd, uint64_t ino)
     sprintf(p, "/fd/%d", fd);
 }
 
-int sp_shared_object_open(const void *bytes, size_t size, sp_shared_object **out, char *err,
-                          size_t err_len)
+int sp__shared_object_open(const void *bytes, size_t size, sp__shared_object **out, char *err,
+                           size_t err_len)
 {
     if (!out || !bytes || !size) {
         snprintf(err, err_len, "no bytes to load");
@@ -66,11 +66,11 @@ int sp_shared_object_open(const void *bytes, size_t size, sp_shared_object **out
     }
     *out = NULL;
     char why[224];
-    if (sp_elf_check(bytes, size, why, sizeof why) != SP_OK) {
+    if (sp__elf_check(bytes, size, why, sizeof why) != SP_OK) {
         snprintf(err, err_len, "%zu bytes are not a well-formed shared object: %s", size, why);
         return SP_EKERNEL_LOAD;
     }
-    sp_shared_object *so = calloc(1, sizeof *so);
+    sp__shared_object *so = calloc(1, sizeof *so);
     if (!so) {
         snprintf(err, err_len, "out of memory");
         return SP_ENOMEM;
@@ -121,7 +121,7 @@ int sp_shared_object_open(const void *bytes, size_t size, sp_shared_object **out
     return SP_OK;
 }
 
-void *sp_shared_object_symbol(sp_shared_object *so, const char *name)
+void *sp__shared_object_symbol(sp__shared_object *so, const char *name)
 {
     if (!so || !name)
         return NULL;
@@ -130,11 +130,11 @@ void *sp_shared_object_symbol(sp_shared_object *so, const char *name)
     return dlerror() ? NULL : sym;
 }
 
-int sp_shared_object_entry(sp_shared_object *so, const char *name, void **out, char *err,
-                           size_t err_len)
+int sp__shared_object_entry(sp__shared_object *so, const char *name, void **out, char *err,
+                            size_t err_len)
 {
     *out = NULL;
-    void *sym = sp_shared_object_symbol(so, name);
+    void *sym = sp__shared_object_symbol(so, name);
     if (!sym) {
         snprintf(err, err_len, "'%s' is not defined", name ? name : "(null)");
         return SP_EKERNEL_ENTRY;
@@ -157,7 +157,7 @@ int sp_shared_object_entry(sp_shared_object *so, const char *name, void **out, c
     return SP_OK;
 }
 
-void sp_shared_object_close(sp_shared_object *so)
+void sp__shared_object_close(sp__shared_object *so)
 {
     if (!so)
         return;

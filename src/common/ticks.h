@@ -13,13 +13,13 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-static inline uint64_t sp_ticks(void)
+static inline uint64_t sp__ticks(void)
 {
     return __rdtsc();
 }
 #define SP_TICKS_ARE_NS 0
 #else
-static inline uint64_t sp_ticks(void)
+static inline uint64_t sp__ticks(void)
 {
     return sp_now_ns();
 }

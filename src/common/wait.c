@@ -23,7 +23,7 @@
 #define SP_WAIT_STEP(step) ((void)0)
 #endif
 
-const sp_wait_policy sp_wait_default = {.spin_ns = 20000, .yield_ns = 200000};
+const sp__wait_policy sp__wait_default = {.spin_ns = 20000, .yield_ns = 200000};
 
 uint64_t sp_now_ns(void)
 {
@@ -56,7 +56,7 @@ static void futex_wait_until(_Atomic uint32_t *addr, uint32_t old, uint64_t dead
  * a seq_cst look at the parked count (seq_cst operations rather than a
  * fence, so ThreadSanitizer can follow the pairing); a syscall only while
  * somebody may be asleep. */
-static void wake_if_parked(sp_waitword *w)
+static void wake_if_parked(sp__waitword *w)
 {
     if (atomic_load_explicit(&w->parked, memory_order_seq_cst)) {
         SP_WAIT_STEP(SP_WAIT_STEP_WAKE);
@@ -64,39 +64,39 @@ static void wake_if_parked(sp_waitword *w)
     }
 }
 
-void sp_waitword_wake(sp_waitword *w)
+void sp__waitword_wake(sp__waitword *w)
 {
     wake_if_parked(w);
 }
 
-void sp_waitword_store(sp_waitword *w, uint32_t v)
+void sp__waitword_store(sp__waitword *w, uint32_t v)
 {
     atomic_store_explicit(&w->value, v, memory_order_seq_cst);
     wake_if_parked(w);
 }
 
-uint32_t sp_waitword_add(sp_waitword *w, uint32_t d)
+uint32_t sp__waitword_add(sp__waitword *w, uint32_t d)
 {
     uint32_t old = atomic_fetch_add_explicit(&w->value, d, memory_order_seq_cst);
     wake_if_parked(w);
     return old;
 }
 
-uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
-                             uint64_t deadline_ns, int *timed_out)
+uint32_t sp__waitword_wait_ne(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
+                              uint64_t deadline_ns, int *timed_out)
 {
-    return sp_waitword_wait_ne_flagged(w, old, policy, deadline_ns, timed_out, NULL);
+    return sp__waitword_wait_ne_flagged(w, old, policy, deadline_ns, timed_out, NULL);
 }
 
-uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
-                                     uint64_t deadline_ns, int *timed_out,
-                                     _Atomic uint32_t *park_flag)
+uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
+                                      uint64_t deadline_ns, int *timed_out,
+                                      _Atomic uint32_t *park_flag)
 {
     if (!policy)
-        policy = &sp_wait_default;
+        policy = &sp__wait_default;
     if (timed_out)
         *timed_out = 0;
-    uint32_t v = sp_waitword_load(w);
+    uint32_t v = sp__waitword_load(w);
     if (v != old)
         return v;
 
@@ -107,7 +107,7 @@ uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait
     uint64_t spin_end = start + (crowded ? 0 : policy->spin_ns);
     uint64_t yield_end = spin_end + policy->yield_ns;
     for (unsigned i = 1;; i++) {
-        v = sp_waitword_load(w);
+        v = sp__waitword_load(w);
         if (v != old)
             return v;
         /* Read the clock only every 64 looks: it costs more than a pause. */
@@ -118,10 +118,10 @@ uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait
             if (now >= spin_end)
                 break;
         }
-        sp_cpu_relax();
+        sp__cpu_relax();
     }
     for (;;) {
-        v = sp_waitword_load(w);
+        v = sp__waitword_load(w);
         if (v != old)
             return v;
         uint64_t now = sp_now_ns();
@@ -150,7 +150,7 @@ uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait
         /* Relaxed: a late decrement costs a writer at most a spare wake. */
         if (park_flag)
             atomic_fetch_sub_explicit(park_flag, 1, memory_order_relaxed);
-        v = sp_waitword_load(w);
+        v = sp__waitword_load(w);
         if (v != old)
             return v;
         if (deadline_ns && sp_now_ns() >= deadline_ns)

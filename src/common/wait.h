@@ -1,5 +1,5 @@
 /* Spin, then yield, then park: the one way anything in simpler waits.
- * A sp_waitword is a 32-bit value plus a count of parked waiters; a writer
+ * A sp__waitword is a 32-bit value plus a count of parked waiters; a writer
  * pays for a futex wake only while somebody is actually parked, so the busy
  * path stays on plain cache-line traffic and an idle waiter costs no CPU. */
 #ifndef SP_COMMON_WAIT_H
@@ -11,16 +11,16 @@
 
 #define SP_CACHE_LINE 64
 
-typedef struct sp_waitword {
+typedef struct sp__waitword {
     _Atomic uint32_t value;
     _Atomic uint32_t parked; /* waiters that may be asleep on value; each takes itself out */
-} sp_waitword;
+} sp__waitword;
 
 /* The protocol's steps SP_WAIT_STEP names (tests/common/test_wait_lost_wakeup.c). */
 enum { SP_WAIT_STEP_WAKE = 1, SP_WAIT_STEP_SLEEP = 2 };
 
 /* How long a waiter stays on each rung before the next. */
-typedef struct sp_wait_policy {
+typedef struct sp__wait_policy {
     uint32_t spin_ns;  /* busy-poll with a pause instruction */
     uint32_t yield_ns; /* poll with sched_yield between looks */
     /* Optional (NULL: always spin): a count of the threads of one group that
@@ -30,12 +30,12 @@ typedef struct sp_wait_policy {
     _Atomic uint32_t *awake;
     uint32_t cpus;
     bool counted; /* the waiter is one of the threads `awake` counts */
-} sp_wait_policy;
+} sp__wait_policy;
 
 /* Default: ~20 us spinning, ~200 us yielding, then park. */
-extern const sp_wait_policy sp_wait_default;
+extern const sp__wait_policy sp__wait_default;
 
-static inline void sp_cpu_relax(void)
+static inline void sp__cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -47,38 +47,38 @@ static inline void sp_cpu_relax(void)
 /* Monotonic clock in nanoseconds (the one clock for host and chip). */
 uint64_t sp_now_ns(void);
 
-static inline uint32_t sp_waitword_load(sp_waitword *w)
+static inline uint32_t sp__waitword_load(sp__waitword *w)
 {
     return atomic_load_explicit(&w->value, memory_order_acquire);
 }
 
 /* Store `v` (seq_cst, so also release) and wake every parked waiter. */
-void sp_waitword_store(sp_waitword *w, uint32_t v);
+void sp__waitword_store(sp__waitword *w, uint32_t v);
 /* Add `d` (seq_cst), wake every parked waiter; returns the old value. */
-uint32_t sp_waitword_add(sp_waitword *w, uint32_t d);
+uint32_t sp__waitword_add(sp__waitword *w, uint32_t d);
 
 /* Add `d` (seq_cst) without waking anybody: for a writer that knows no
- * parked waiter needs this change; pair with sp_waitword_wake if it may. */
-static inline uint32_t sp_waitword_add_quiet(sp_waitword *w, uint32_t d)
+ * parked waiter needs this change; pair with sp__waitword_wake if it may. */
+static inline uint32_t sp__waitword_add_quiet(sp__waitword *w, uint32_t d)
 {
     return atomic_fetch_add_explicit(&w->value, d, memory_order_seq_cst);
 }
 /* Wake every parked waiter (a look at the parked flag, a syscall only if
  * somebody is parked). */
-void sp_waitword_wake(sp_waitword *w);
+void sp__waitword_wake(sp__waitword *w);
 
 /* Wait until the value differs from `old`; returns the new value (acquire).
  * `deadline_ns` is an sp_now_ns() time, 0 for none. On timeout returns `old`
  * and sets *timed_out (if given) to 1. */
-uint32_t sp_waitword_wait_ne(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
-                             uint64_t deadline_ns, int *timed_out);
+uint32_t sp__waitword_wait_ne(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
+                              uint64_t deadline_ns, int *timed_out);
 /* The same, raising the counter *park_flag (seq_cst) while parked: for
- * writers that use sp_waitword_add_quiet and wake only when it is non-zero
+ * writers that use sp__waitword_add_quiet and wake only when it is non-zero
  * (or for reasons of their own). It goes up before the word's parked count
  * and the last look at the value, so a writer that adds, then reads the flag, cannot miss a
  * waiter that needs it. */
-uint32_t sp_waitword_wait_ne_flagged(sp_waitword *w, uint32_t old, const sp_wait_policy *policy,
-                                     uint64_t deadline_ns, int *timed_out,
-                                     _Atomic uint32_t *park_flag);
+uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
+                                      uint64_t deadline_ns, int *timed_out,
+                                      _Atomic uint32_t *park_flag);
 
 #endif

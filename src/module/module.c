@@ -60,8 +60,8 @@ EXPORT const sp_pipeline_contract *simpler_get_pipeline_contract(void)
 EXPORT int simpler_bind_logging(int level, sp_module_log_sink sink, void *user)
 {
     if (level >= SP_LOG_DEBUG && level <= SP_LOG_OFF)
-        sp_log_set_level(level);
-    sp_log_set_sink(sink, user);
+        sp__log_set_level(level);
+    sp__log_set_sink(sink, user);
     return SP_OK;
 }
 

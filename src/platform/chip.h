@@ -86,14 +86,14 @@ uint32_t sp_chip_core_pending(sp_chip *chip, uint32_t core);
 /* Non-blocking: true when `core` has finished everything dispatched to it. */
 bool sp_chip_core_idle(sp_chip *chip, uint32_t core);
 /* After `ticket` finished, for a SP_PAYLOAD_TIMED dispatch: when the core
- * started and ended its kernel (sp_ticks() values). */
+ * started and ended its kernel (sp__ticks() values). */
 void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *start_ns,
                         uint64_t *end_ns);
 /* After `ticket` finished: the signal that ended its kernel (a crash, or
  * the interrupt below), 0 if it returned normally. */
 int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket);
 /* Ask `core` to abandon `ticket` if that kernel is still running: it then
- * finishes with a fault (sp_fault_name: "timeout"). Harmless if it returned;
+ * finishes with a fault (sp__fault_name: "timeout"). Harmless if it returned;
  * never touches the payloads queued behind it. */
 void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket);
 /* CPU time the core's thread has used so far (ns), for a timeout that

@@ -25,7 +25,7 @@ static void lease_fail(sp_worker *w, wk_lease *l, int rc)
 /* Launch, wait for and finalize one prepared run; publish its result. */
 static void lane_execute(sp_worker *w, wk_lease *l)
 {
-    sp_waitword_store(&l->state, LEASE_RUNNING);
+    sp__waitword_store(&l->state, LEASE_RUNNING);
     l->result = SP_OK;
     l->error[0] = 0;
     int rc;
@@ -54,7 +54,7 @@ static void lane_execute(sp_worker *w, wk_lease *l)
                      (unsigned long long)l->run_id, (unsigned)(l - w->lease),
                      (unsigned long long)l->generation,
                      (unsigned long long)(l->run_timeout_ns / 1000000));
-            sp_waitword_store(&l->state, LEASE_DONE);
+            sp__waitword_store(&l->state, LEASE_DONE);
             return;
         }
         if (rc == SP_OK)
@@ -69,7 +69,7 @@ static void lane_execute(sp_worker *w, wk_lease *l)
     int frc = w->m.simpler_finalize_run(w->ctx, l->run);
     if (frc && l->result == SP_OK)
         lease_fail(w, l, frc);
-    sp_waitword_store(&l->state, LEASE_DONE);
+    sp__waitword_store(&l->state, LEASE_DONE);
 }
 
 /* The prepared lease with the lowest dispatch id, or NULL. */
@@ -78,7 +78,7 @@ static wk_lease *lane_next(sp_worker *w)
     wk_lease *best = NULL;
     for (uint32_t s = 0; s < w->depth; s++) {
         wk_lease *l = &w->lease[s];
-        if (sp_waitword_load(&l->state) == LEASE_PREPARED &&
+        if (sp__waitword_load(&l->state) == LEASE_PREPARED &&
             (!best || l->dispatch_id < best->dispatch_id))
             best = l;
     }
@@ -89,7 +89,7 @@ static void *lane_main(void *arg)
 {
     sp_worker *w = arg;
     for (;;) {
-        uint32_t snap = sp_waitword_load(&w->kick);
+        uint32_t snap = sp__waitword_load(&w->kick);
         wk_lease *l = lane_next(w);
         if (l) {
             lane_execute(w, l);
@@ -97,7 +97,7 @@ static void *lane_main(void *arg)
         }
         if (atomic_load_explicit(&w->stop, memory_order_acquire))
             return NULL;
-        sp_waitword_wait_ne(&w->kick, snap, NULL, 0, NULL);
+        sp__waitword_wait_ne(&w->kick, snap, NULL, 0, NULL);
     }
 }
 
@@ -115,7 +115,7 @@ bool wk_lane_stop(sp_worker *w)
         return true;
     /* Runs still queued are executed first: the lane stops only when idle. */
     atomic_store_explicit(&w->stop, 1, memory_order_release);
-    sp_waitword_add(&w->kick, 1);
+    sp__waitword_add(&w->kick, 1);
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until); /* pthread_timedjoin_np's clock */
     uint64_t ns = (uint64_t)until.tv_nsec + w->close_timeout_ns % 1000000000u;
@@ -149,7 +149,7 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     wk_lease *l = NULL;
     uint32_t slot = 0;
     for (; slot < w->depth; slot++)
-        if (sp_waitword_load(&w->lease[slot].state) == LEASE_FREE) {
+        if (sp__waitword_load(&w->lease[slot].state) == LEASE_FREE) {
             l = &w->lease[slot];
             break;
         }
@@ -170,7 +170,7 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     l->run_timeout_ns = config ? config->run_timeout_us * 1000u : 0;
     memset(&l->stats, 0, sizeof l->stats);
     /* Held: nobody else takes this slot while it is prepared below. */
-    sp_waitword_store(&l->state, LEASE_RESERVED);
+    sp__waitword_store(&l->state, LEASE_RESERVED);
     pthread_mutex_unlock(&w->submit_lock);
 
     sp_run_descriptor d = {
@@ -184,13 +184,13 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     int rc = w->m.simpler_prepare_run(w->ctx, l->run, callable_id, args, config, &d);
     if (rc) {
         worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
-        sp_waitword_store(&l->state, LEASE_FREE);
+        sp__waitword_store(&l->state, LEASE_FREE);
         return rc;
     }
     *out = (sp_run_handle){
         .run_id = l->run_id, .epoch = l->epoch, .generation = l->generation, .slot = slot};
-    sp_waitword_store(&l->state, LEASE_PREPARED);
-    sp_waitword_add(&w->kick, 1);
+    sp__waitword_store(&l->state, LEASE_PREPARED);
+    sp__waitword_add(&w->kick, 1);
     return SP_OK;
 }
 
@@ -200,7 +200,7 @@ static wk_lease *lease_of(sp_worker *w, const sp_run_handle *h)
     if (!h || h->slot >= w->depth || h->generation == 0)
         return NULL;
     wk_lease *l = &w->lease[h->slot];
-    uint32_t st = sp_waitword_load(&l->state);
+    uint32_t st = sp__waitword_load(&l->state);
     if (st == LEASE_FREE || l->generation != h->generation || l->epoch != h->epoch ||
         l->run_id != h->run_id)
         return NULL;
@@ -214,7 +214,7 @@ SP_EXPORT int sp_worker_poll(sp_worker *w, const sp_run_handle *h)
     wk_lease *l = lease_of(w, h);
     if (!l)
         return worker_fail(w, SP_ESTALE, "%s", "poll: run handle is stale or was waited for");
-    return sp_waitword_load(&l->state) == LEASE_DONE ? l->result : SP_RUN_NOT_READY;
+    return sp__waitword_load(&l->state) == LEASE_DONE ? l->result : SP_RUN_NOT_READY;
 }
 
 /* Wait for the run until `deadline_ns` (sp_now_ns time, 0 for none). */
@@ -227,13 +227,13 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
     if (!l)
         return worker_fail(w, SP_ESTALE, "%s", "wait: run handle is stale or was waited for");
     uint32_t st;
-    while ((st = sp_waitword_load(&l->state)) != LEASE_DONE) {
+    while ((st = sp__waitword_load(&l->state)) != LEASE_DONE) {
         int timed_out = 0;
         if (deadline_ns && sp_now_ns() >= deadline_ns)
             timed_out = 1;
         else
-            sp_waitword_wait_ne(&l->state, st, NULL, deadline_ns, &timed_out);
-        if (timed_out && sp_waitword_load(&l->state) != LEASE_DONE) {
+            sp__waitword_wait_ne(&l->state, st, NULL, deadline_ns, &timed_out);
+        if (timed_out && sp__waitword_load(&l->state) != LEASE_DONE) {
             snprintf(w->last_error, sizeof w->last_error,
                      "run %llu (slot %u, generation %llu) not done within %llu ms; it is still "
                      "in flight: wait for it again",
@@ -249,7 +249,7 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
     if (rc)
         worker_fail(w, rc, "%s", l->error);
     /* The slot is free again; this handle's generation is now stale. */
-    sp_waitword_store(&l->state, LEASE_FREE);
+    sp__waitword_store(&l->state, LEASE_FREE);
     return rc;
 }
 

@@ -111,7 +111,7 @@ static int setting_parse(const setting *d, const char *text, uint64_t *out)
     uint64_t v;
     switch (d->kind) {
     case SETTING_LEVEL: {
-        int lvl = sp_log_parse_level(text);
+        int lvl = sp__log_parse_level(text);
         if (lvl < 0)
             return -1;
         *out = (uint64_t)lvl + 1;
@@ -176,10 +176,10 @@ SP_EXPORT void sp_settings_from_env(sp_settings *s)
             field_set(s, d, v);
             continue;
         }
-        int level = s->log_level ? s->log_level - 1 : sp_log_level();
+        int level = s->log_level ? s->log_level - 1 : sp__log_level();
         if (level <= SP_LOG_WARN)
-            sp_log(SP_LOG_WARN, "ignoring %s='%s' (want %s); using the default", d->name, text,
-                   d->want);
+            sp__log(SP_LOG_WARN, "ignoring %s='%s' (want %s); using the default", d->name, text,
+                    d->want);
     }
 }
 

@@ -75,7 +75,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     /* The log threshold is the process's: the last worker opened with a
      * level sets it; one opened without leaves it as it is. */
     if (o.settings.log_level)
-        sp_log_set_level(o.settings.log_level - 1);
+        sp__log_set_level(o.settings.log_level - 1);
     sp_worker *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(err, err_len, "no host memory for the worker");
@@ -91,7 +91,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
         free(w);
         return rc;
     }
-    w->m.simpler_bind_logging(sp_log_level(), module_log, NULL);
+    w->m.simpler_bind_logging(sp__log_level(), module_log, NULL);
     lane_shape(w, w->m.simpler_get_pipeline_contract());
     /* pipeline_depth 1: one run in flight at a time (the serial lane),
      * whatever the module allows. */

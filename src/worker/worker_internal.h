@@ -22,8 +22,8 @@ enum {
 
 /* One pipeline slot's lease: the run that holds the slot, from submit to wait. */
 typedef struct wk_lease {
-    _Alignas(SP_CACHE_LINE) sp_waitword state; /* LEASE_*: waiters park on it */
-    uint64_t generation;                       /* bumped at each acquire; 0 never valid */
+    _Alignas(SP_CACHE_LINE) sp__waitword state; /* LEASE_*: waiters park on it */
+    uint64_t generation;                        /* bumped at each acquire; 0 never valid */
     uint64_t epoch;
     uint64_t run_id;
     uint64_t dispatch_id;
@@ -49,7 +49,7 @@ struct sp_worker {
 
     pthread_t lane;
     bool lane_started;
-    sp_waitword kick; /* bumped when a run is queued or the lane must stop */
+    sp__waitword kick; /* bumped when a run is queued or the lane must stop */
     _Atomic int stop;
     /* A run's device side never finished (SP_ESTALL): its context, run
      * storage and module stay as they are; the worker can only be closed. */

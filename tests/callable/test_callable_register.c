@@ -440,11 +440,11 @@ Test(register, shared_object_open_names_a_lack_of_descriptors)
         if (set_low_fd_limit() != 0 || use_up_fds() != 0)
             _exit(10);
         char err[256];
-        sp_shared_object *so = NULL;
+        sp__shared_object *so = NULL;
         for (int spare = 0; spare < 2; spare++) {
             if (spare)
                 close(highest_fd()); /* one of the /dev/null ones */
-            int rc = sp_shared_object_open(bytes, size, &so, err, sizeof err);
+            int rc = sp__shared_object_open(bytes, size, &so, err, sizeof err);
             if (rc != SP_ESYS)
                 _exit(20 + spare);
             if (!strstr(err, strerror(EMFILE)))

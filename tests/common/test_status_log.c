@@ -41,22 +41,22 @@ static void capture(int level, const char *line, void *user)
 
 Test(log, levels_filter_and_sink_captures)
 {
-    cr_assert_eq(sp_log_parse_level("debug"), SP_LOG_DEBUG);
-    cr_assert_eq(sp_log_parse_level("off"), SP_LOG_OFF);
-    cr_assert_eq(sp_log_parse_level("loud"), -1);
-    cr_assert_eq(sp_log_parse_level(NULL), -1);
-    sp_log_set_sink(capture, NULL);
-    sp_log_set_level(SP_LOG_WARN);
+    cr_assert_eq(sp__log_parse_level("debug"), SP_LOG_DEBUG);
+    cr_assert_eq(sp__log_parse_level("off"), SP_LOG_OFF);
+    cr_assert_eq(sp__log_parse_level("loud"), -1);
+    cr_assert_eq(sp__log_parse_level(NULL), -1);
+    sp__log_set_sink(capture, NULL);
+    sp__log_set_level(SP_LOG_WARN);
     SP_INFO("hidden %d", 1);
     cr_assert_eq(lines_seen, 0);
     SP_ERROR("shown %d", 2);
     cr_assert_eq(lines_seen, 1);
     cr_assert(strstr(last_line, "shown 2") != NULL);
     cr_assert(strstr(last_line, "error") != NULL);
-    sp_log_set_level(SP_LOG_OFF);
+    sp__log_set_level(SP_LOG_OFF);
     SP_ERROR("hidden too");
     cr_assert_eq(lines_seen, 1);
-    sp_log_set_sink(NULL, NULL);
+    sp__log_set_sink(NULL, NULL);
 }
 
 /* The level from SIMPLER_LOG: the worker reads it with the other settings

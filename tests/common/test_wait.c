@@ -6,12 +6,12 @@
 
 #include "common/wait.h"
 
-static sp_waitword word;
+static sp__waitword word;
 
 static void *waiter(void *arg)
 {
     uint32_t old = (uint32_t)(uintptr_t)arg;
-    uint32_t v = sp_waitword_wait_ne(&word, old, NULL, 0, NULL);
+    uint32_t v = sp__waitword_wait_ne(&word, old, NULL, 0, NULL);
     return (void *)(uintptr_t)v;
 }
 
@@ -19,7 +19,7 @@ Test(wait, returns_at_once_when_value_already_differs)
 {
     atomic_store(&word.value, 7);
     int to = -1;
-    cr_assert_eq(sp_waitword_wait_ne(&word, 3, NULL, 0, &to), 7);
+    cr_assert_eq(sp__waitword_wait_ne(&word, 3, NULL, 0, &to), 7);
     cr_assert_eq(to, 0);
 }
 
@@ -27,9 +27,9 @@ Test(wait, times_out_at_deadline)
 {
     atomic_store(&word.value, 1);
     int to = 0;
-    sp_wait_policy quick = {.spin_ns = 1000, .yield_ns = 1000};
+    sp__wait_policy quick = {.spin_ns = 1000, .yield_ns = 1000};
     uint64_t deadline = sp_now_ns() + 20 * 1000 * 1000;
-    cr_assert_eq(sp_waitword_wait_ne(&word, 1, &quick, deadline, &to), 1);
+    cr_assert_eq(sp__waitword_wait_ne(&word, 1, &quick, deadline, &to), 1);
     cr_assert_eq(to, 1);
     cr_assert_geq(sp_now_ns(), deadline);
 }
@@ -48,7 +48,7 @@ Test(wait, parked_waiter_is_woken_by_store)
     pthread_t th;
     pthread_create(&th, NULL, waiter, (void *)(uintptr_t)10);
     wake_after_parked();
-    sp_waitword_store(&word, 11);
+    sp__waitword_store(&word, 11);
     void *ret;
     pthread_join(th, &ret);
     cr_assert_eq((uint32_t)(uintptr_t)ret, 11);
@@ -74,7 +74,7 @@ Test(wait, parked_waiter_is_woken_by_add_and_uses_no_cpu)
                     (after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 +
                     (after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e3;
     cr_assert_lt(cpu_ms, 10.0, "parked waiter used %.1f ms CPU in 200 ms", cpu_ms);
-    sp_waitword_add(&word, 5);
+    sp__waitword_add(&word, 5);
     void *ret;
     pthread_join(th, &ret);
     cr_assert_eq((uint32_t)(uintptr_t)ret, 5);

@@ -15,20 +15,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define sp_wait_default hooked_wait_default
+#define sp__wait_default hooked_wait_default
 #define sp_now_ns hooked_now_ns
-#define sp_waitword_store hooked_waitword_store
-#define sp_waitword_add hooked_waitword_add
-#define sp_waitword_wake hooked_waitword_wake
-#define sp_waitword_wait_ne hooked_waitword_wait_ne
-#define sp_waitword_wait_ne_flagged hooked_waitword_wait_ne_flagged
+#define sp__waitword_store hooked_waitword_store
+#define sp__waitword_add hooked_waitword_add
+#define sp__waitword_wake hooked_waitword_wake
+#define sp__waitword_wait_ne hooked_waitword_wait_ne
+#define sp__waitword_wait_ne_flagged hooked_waitword_wait_ne_flagged
 
 static void step(int which);
 #define SP_WAIT_STEP(which) step(which)
 #include "../../src/common/wait.c"
 
-static sp_waitword word;
-static const sp_wait_policy park_at_once = {.spin_ns = 0, .yield_ns = 0};
+static sp__waitword word;
+static const sp__wait_policy park_at_once = {.spin_ns = 0, .yield_ns = 0};
 
 /* The threads the script stops, and where. */
 static pthread_t late_waker, waiter_thread;
@@ -58,7 +58,7 @@ static void *waiter(void *arg)
     atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
     for (int round = 1; round <= 3; round++) {
         atomic_store(&waiter_round, round);
-        uint32_t old = sp_waitword_load(&word);
+        uint32_t old = sp__waitword_load(&word);
         uint32_t v = hooked_waitword_wait_ne(&word, old, &park_at_once, 0, NULL);
         atomic_store(&last_seen, v);
         atomic_fetch_add(&results, 1);

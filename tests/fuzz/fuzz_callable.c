@@ -162,9 +162,9 @@ static void check_rebuild(const sp_callable_view *v)
     char err[256];
     /* The builder also checks each binary's ELF structure, which the
      * format validator does not: it refuses exactly when one fails that. */
-    int elf_ok = sp_elf_check(spec.orch_bytes, spec.orch_size, NULL, 0) == SP_OK;
+    int elf_ok = sp__elf_check(spec.orch_bytes, spec.orch_size, NULL, 0) == SP_OK;
     for (uint32_t i = 0; i < h->kernel_count; i++)
-        elf_ok = elf_ok && sp_elf_check(ks[i].bytes, ks[i].size, NULL, 0) == SP_OK;
+        elf_ok = elf_ok && sp__elf_check(ks[i].bytes, ks[i].size, NULL, 0) == SP_OK;
     int rc = sp_callable_build(&spec, &blob, &size, err, sizeof err);
     if (!elf_ok) {
         CHECK(rc == SP_EKERNEL_LOAD && blob == NULL && err[0]);

@@ -85,7 +85,7 @@ static void capture(int level, const char *line, void *user)
 Test(kernel_loader, garbage_bytes_do_not_load)
 {
     captured log = {0};
-    sp_log_set_sink(capture, &log);
+    sp__log_set_sink(capture, &log);
     char garbage[4096];
     for (size_t i = 0; i < sizeof garbage; i++)
         garbage[i] = (char)(i * 131 + 7);
@@ -103,7 +103,7 @@ Test(kernel_loader, garbage_bytes_do_not_load)
     cr_expect_eq(sp_kernel_binary_load(dev, bytes, 64, "chip_count", &kb), SP_EKERNEL_LOAD);
     cr_expect_null(kb);
     free(bytes);
-    sp_log_set_sink(NULL, NULL);
+    sp__log_set_sink(NULL, NULL);
 }
 
 Test(kernel_loader, bad_arguments_are_refused)

@@ -19,7 +19,7 @@ typedef struct launch_probe {
     uint32_t expect_count;
     pthread_t self[MAX_THREADS];
     int ret[MAX_THREADS]; /* what each index returns */
-    sp_waitword gate;     /* index 0 waits for it to become non-zero */
+    sp__waitword gate;    /* index 0 waits for it to become non-zero */
     uint64_t deadline_ns;
 } launch_probe;
 
@@ -42,7 +42,7 @@ static int gated_main(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t cou
     launch_probe *p = dev_ctx;
     if (index == 0) {
         int timed_out = 0;
-        sp_waitword_wait_ne(&p->gate, 0, NULL, p->deadline_ns, &timed_out);
+        sp__waitword_wait_ne(&p->gate, 0, NULL, p->deadline_ns, &timed_out);
         if (timed_out)
             return SP_ETIMEOUT;
     }
@@ -107,7 +107,7 @@ Test(launch, busy_while_running_then_poll_and_wait)
     cr_expect_eq(sp_device_wait(dev, sp_now_ns()), SP_ETIMEOUT, "a deadline already past");
     cr_expect_eq(atomic_load(&p.calls[0]), 0, "still held by the gate");
 
-    sp_waitword_store(&p.gate, 1);
+    sp__waitword_store(&p.gate, 1);
     cr_assert_eq(sp_device_wait(dev, DEADLINE_MS(30000)), 7);
     cr_expect_eq(sp_device_poll(dev, &result), SP_OK);
     cr_expect_eq(result, 7);

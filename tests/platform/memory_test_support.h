@@ -35,8 +35,8 @@ static inline void capture_sink(int level, const char *line, void *user)
 
 static inline void capture_log(void)
 {
-    sp_log_set_level(SP_LOG_WARN);
-    sp_log_set_sink(capture_sink, NULL);
+    sp__log_set_level(SP_LOG_WARN);
+    sp__log_set_sink(capture_sink, NULL);
 }
 
 static inline void capture_reset(void)

@@ -44,7 +44,7 @@ RULES = [
     (DEVICE, r'#\s*include\s*"platform/(?!chip\.h")', "device code sees the platform's chip interface only"),
     (DEVICE, r'#\s*include\s*"simpler/(?!(' + DEVICE_PUBLIC + r')\.h")',
      "device code includes only the public types/kernel/orchestration headers"),
-    (DEVICE, r'\b(dlopen|dlsym|sp_shared_object|rt_loaded_callable)\b',
+    (DEVICE, r'\b(dlopen|dlsym|sp__shared_object|rt_loaded_callable)\b',
      "device code holds no host objects (use rt_dev_callable)"),
     (DEVICE, r'\bgetenv\s*\(', "settings reach device code as data, never from the environment"),
     (DEVICE, r'\bsp_(device|kernel_binary)_[a-z_]+\b',

@@ -141,7 +141,7 @@ Test(settings, a_malformed_value_is_ignored_with_a_warning_naming_it, .init = cl
         {"SIMPLER_SIM_SPIN_NS", " 5"},
         {"SIMPLER_SIM_YIELD_NS", "1000000001"},
     };
-    sp_log_set_sink(capture, NULL);
+    sp__log_set_sink(capture, NULL);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         clear_env();
         setenv(bad[i].name, bad[i].value, 1);
@@ -161,7 +161,7 @@ Test(settings, a_malformed_value_is_ignored_with_a_warning_naming_it, .init = cl
     sp_settings s = read_env();
     cr_assert_eq(s.log_level, 1 + SP_LOG_OFF);
     cr_assert_eq(warnings, 0);
-    sp_log_set_sink(NULL, NULL);
+    sp__log_set_sink(NULL, NULL);
 }
 
 /* The log threshold comes from the settings the worker reads at open
@@ -169,11 +169,11 @@ Test(settings, a_malformed_value_is_ignored_with_a_warning_naming_it, .init = cl
 Test(settings, the_log_level_comes_from_the_environment_at_open, .init = clear_env)
 {
     setenv("SIMPLER_LOG", "debug", 1);
-    cr_assert_eq(sp_log_level(), SP_LOG_WARN, "nothing reads the environment before open");
+    cr_assert_eq(sp__log_level(), SP_LOG_WARN, "nothing reads the environment before open");
     sp_worker *w = NULL;
     char err[1024] = "";
     cr_assert_eq(sp_worker_open(HBG_MODULE, NULL, &w, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_log_level(), SP_LOG_DEBUG);
+    cr_assert_eq(sp__log_level(), SP_LOG_DEBUG);
     sp_worker_close(w);
 }
 
@@ -183,7 +183,7 @@ Test(settings, an_unknown_environment_level_defaults_to_warn, .init = clear_env)
     sp_worker *w = NULL;
     char err[1024] = "";
     cr_assert_eq(sp_worker_open(HBG_MODULE, NULL, &w, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_log_level(), SP_LOG_WARN);
+    cr_assert_eq(sp__log_level(), SP_LOG_WARN);
     sp_worker_close(w);
 }
 

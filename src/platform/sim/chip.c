@@ -134,10 +134,10 @@ static void stop_threads(struct sim_chip *chip)
 {
     for (uint32_t i = 0; i < chip->aicpu_count; i++)
         if (chip->aicpu[i].started)
-            sp_waitword_store(&chip->aicpu[i].go, SIM_DOORBELL_STOP);
+            sp__waitword_store(&chip->aicpu[i].go, SIM_DOORBELL_STOP);
     for (uint32_t i = 0; i < chip->view.core_count; i++)
         if (chip->view.cores[i].started)
-            sp_waitword_store(&chip->view.cores[i].doorbell, SIM_DOORBELL_STOP);
+            sp__waitword_store(&chip->view.cores[i].doorbell, SIM_DOORBELL_STOP);
     for (uint32_t i = 0; i < chip->aicpu_count; i++)
         if (chip->aicpu[i].started)
             pthread_join(atomic_load_explicit(&chip->aicpu[i].thread, memory_order_acquire), NULL);
@@ -173,7 +173,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         return SP_ENOMEM;
     chip->dev = dev;
     /* The crash guards' handlers, held while this chip's threads live. */
-    if (sp_fault_install() != SP_OK) {
+    if (sp__fault_install() != SP_OK) {
         SP_ERROR("device %d: cannot install the crash guard's signal handlers", dev->id);
         chip_free(chip);
         return SP_ESYS;
@@ -186,7 +186,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     chip->aicpu = alloc_lines(chip->aicpu_count, sizeof(sim_aicpu));
     if (!chip->view.cores || !chip->aicpu) {
         chip_free(chip);
-        sp_fault_uninstall();
+        sp__fault_uninstall();
         return SP_ENOMEM;
     }
 
@@ -196,7 +196,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (dev->options.settings.sim.cpus)
         cpus = __builtin_popcountll(dev->options.settings.sim.cpus);
-    chip->view.wait = sp_wait_default;
+    chip->view.wait = sp__wait_default;
     /* A short spin: a handoff between two running chip threads takes well
      * under a microsecond, and a spinner whose partner lost its CPU to
      * another process burns the whole rung at every handoff (chain 10^5 on
@@ -204,7 +204,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     const sp_sim_settings *sim = &dev->options.settings.sim;
     chip->view.wait.spin_ns = (uint32_t)wait_rung_ns(dev, "spin_ns", sim->spin_ns, SIM_SPIN_NS);
     chip->view.wait.yield_ns =
-        (uint32_t)wait_rung_ns(dev, "yield_ns", sim->yield_ns, sp_wait_default.yield_ns);
+        (uint32_t)wait_rung_ns(dev, "yield_ns", sim->yield_ns, sp__wait_default.yield_ns);
     chip->view.wait.awake = &chip->view.awake;
     chip->view.wait.counted = true;
     chip->view.wait.cpus = (uint32_t)cpus;
@@ -240,7 +240,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (rc) {
         stop_threads(chip);
         chip_free(chip);
-        sp_fault_uninstall();
+        sp__fault_uninstall();
         return rc;
     }
     *out = chip;
@@ -280,5 +280,5 @@ void sim_chip_destroy(struct sim_chip *chip)
         return;
     }
     chip_free(chip);
-    sp_fault_uninstall();
+    sp__fault_uninstall();
 }

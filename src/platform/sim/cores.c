@@ -50,7 +50,7 @@ static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
         }
         /* No successor to announce it: before FIN (a waiter that misses it
          * wakes at its next timeout check). */
-        sp_waitword_add(&core->chip->event, 1);
+        sp__waitword_add(&core->chip->event, 1);
     }
     atomic_store_explicit(&core->status, SIM_STATUS_FIN | n, memory_order_release);
 }
@@ -60,7 +60,7 @@ static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
 typedef struct exit_note {
     sim_core_thread *self;
     uint32_t ticket;
-    sp_fault_guard *g;
+    sp__fault_guard *g;
 } exit_note;
 
 static void kernel_exited(void *arg)
@@ -68,8 +68,8 @@ static void kernel_exited(void *arg)
     exit_note *x = arg;
     sim_core_thread *self = x->self;
     sim_core *core = self->core;
-    sp_fault_end(x->g);
-    sp_fault_thread_leave(&self->fault);
+    sp__fault_end(x->g);
+    sp__fault_thread_leave(&self->fault);
     /* Relaxed: a count of running threads, a hint for the wait policy. */
     atomic_fetch_sub_explicit(&core->chip->awake, 1, memory_order_relaxed);
     if (claim_ticket(core, x->ticket)) {
@@ -91,12 +91,12 @@ static void kernel_exited(void *arg)
 __attribute__((noinline)) static int run_kernel(sim_core_thread *self, uint32_t ticket,
                                                 const sp_chip_payload *p, const sp_kernel_ctx *ctx)
 {
-    sp_fault_guard g;
+    sp__fault_guard g;
     exit_note note = {.self = self, .ticket = ticket, .g = &g};
     pthread_cleanup_push(kernel_exited, &note);
     if (SP_FAULT_TRY_ON(&self->fault, &g, &self->core->interrupt, ticket))
         p->fn(p->args, ctx);
-    sp_fault_end(&g);
+    sp__fault_end(&g);
     pthread_cleanup_pop(0);
     return g.sig;
 }
@@ -112,7 +112,7 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
     const sp_chip_payload p = core->payload[n % SIM_QUEUE_MAX];
     sim_result *res = &core->result[n % SIM_QUEUE_MAX];
     atomic_store_explicit(&core->status, SIM_STATUS_ACK | n, memory_order_release);
-    uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp_ticks() : 0;
+    uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp__ticks() : 0;
     int fault = 0;
     if (p.fn) {
         ctx->block_idx = p.block_idx;
@@ -126,7 +126,7 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
     res->fault = fault;               /* plain: the FIN release publishes it */
     if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
         res->start_ns = t0;
-        res->end_ns = sp_ticks();
+        res->end_ns = sp__ticks();
     }
     atomic_store_explicit(&core->status, SIM_STATUS_FIN | n, memory_order_release);
     return true;
@@ -140,9 +140,9 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
  * `hungry` seq_cst: one of the two sees the other. */
 static void announce_finish(struct sp_chip *chip, uint32_t left)
 {
-    sp_waitword_add_quiet(&chip->event, 1);
+    sp__waitword_add_quiet(&chip->event, 1);
     if (left <= chip->low_water || atomic_load_explicit(&chip->hungry, memory_order_seq_cst))
-        sp_waitword_wake(&chip->event);
+        sp__waitword_wake(&chip->event);
 }
 
 void *sim_core_main(void *arg)
@@ -157,15 +157,15 @@ void *sim_core_main(void *arg)
     while (atomic_load_explicit(&core->status, memory_order_acquire) != (SIM_STATUS_FIN | done))
         sched_yield();
     if (self->announce) /* the predecessor's last finish, for the scheduler */
-        sp_waitword_add(&chip->event, 1);
-    sp_fault_thread_enter(&self->fault); /* the guard's registration, an alternate stack */
+        sp__waitword_add(&chip->event, 1);
+    sp__fault_thread_enter(&self->fault); /* the guard's registration, an alternate stack */
     for (;;) {
-        uint32_t rung = sp_waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);
+        uint32_t rung = sp__waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);
         while (!(rung & SIM_DOORBELL_STOP) && rung != done) {
             done = (done + 1) & SIM_SEQ_MASK;
             if (!run_ticket(self, &ctx, done)) {
                 /* Abandoned: the core has another thread; touch nothing of it. */
-                sp_fault_thread_leave(&self->fault);
+                sp__fault_thread_leave(&self->fault);
                 atomic_fetch_sub_explicit(&chip->awake, 1, memory_order_relaxed);
                 free(self);
                 return NULL;
@@ -174,7 +174,7 @@ void *sim_core_main(void *arg)
             announce_finish(chip, rung & SIM_DOORBELL_STOP ? 0 : (rung - done) & SIM_SEQ_MASK);
         }
         if (rung & SIM_DOORBELL_STOP) {
-            sp_fault_thread_leave(&self->fault);
+            sp__fault_thread_leave(&self->fault);
             free(self);
             return NULL;
         }
@@ -252,7 +252,7 @@ uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core_id, const sp_chip_payload
     assert(sp_chip_core_pending(chip, core_id) < chip->queue_depth && "dispatch to a full core");
     uint32_t n = (doorbell_seq(core) + 1) & SIM_SEQ_MASK;
     core->payload[n % SIM_QUEUE_MAX] = *payload;
-    sp_waitword_store(&core->doorbell, n);
+    sp__waitword_store(&core->doorbell, n);
     return n;
 }
 
@@ -285,13 +285,13 @@ sp_core_state sp_chip_core_state(sp_chip *chip, uint32_t core_id)
 
 uint32_t sp_chip_event_snapshot(sp_chip *chip)
 {
-    return sp_waitword_load(&chip->event);
+    return sp__waitword_load(&chip->event);
 }
 
 int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
     int timed_out = 0;
-    sp_waitword_wait_ne(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out);
+    sp__waitword_wait_ne(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out);
     return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 
@@ -300,14 +300,14 @@ int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
     /* `hungry` is raised only while parked: a waiter still spinning sees
      * every finish by itself, and the busy path stays free of its writes. */
     int timed_out = 0;
-    sp_waitword_wait_ne_flagged(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out,
-                                &chip->hungry);
+    sp__waitword_wait_ne_flagged(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out,
+                                 &chip->hungry);
     return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 
 void sp_chip_event_notify(sp_chip *chip)
 {
-    sp_waitword_add(&chip->event, 1);
+    sp__waitword_add(&chip->event, 1);
 }
 
 void sim_chip_wait_cores_idle(struct sp_chip *chip)
@@ -338,7 +338,7 @@ void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
      * the next) is left alone. */
     atomic_store_explicit(&c->interrupt, ticket, memory_order_seq_cst);
     if (atomic_load_explicit(&c->status, memory_order_acquire) == (SIM_STATUS_ACK | ticket))
-        sp_fault_interrupt(atomic_load_explicit(&c->thread, memory_order_acquire), ticket);
+        sp__fault_interrupt(atomic_load_explicit(&c->thread, memory_order_acquire), ticket);
 }
 
 /* Keep the object a kernel lives in mapped for the process's life: the

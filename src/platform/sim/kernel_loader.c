@@ -9,7 +9,7 @@
 #include "simpler/status.h"
 
 struct sp_kernel_image {
-    sp_shared_object *so;
+    sp__shared_object *so;
     sp_kernel_fn entry;
 };
 
@@ -28,17 +28,17 @@ int sp_kernel_binary_load(sp_device *dev, const void *bytes, size_t size, const 
     if (!kb)
         return SP_ENOMEM;
     char why[256] = "";
-    int rc = sp_shared_object_open(bytes, size, &kb->so, why, sizeof why);
+    int rc = sp__shared_object_open(bytes, size, &kb->so, why, sizeof why);
     if (rc) {
         SP_ERROR("device %d: kernel '%s': %s", dev_id, entry, why);
         free(kb);
         return rc;
     }
     void *fn;
-    rc = sp_shared_object_entry(kb->so, entry, &fn, why, sizeof why);
+    rc = sp__shared_object_entry(kb->so, entry, &fn, why, sizeof why);
     if (rc) {
         SP_ERROR("device %d: kernel entry (%zu-byte binary): %s", dev_id, size, why);
-        sp_shared_object_close(kb->so);
+        sp__shared_object_close(kb->so);
         free(kb);
         return rc;
     }
@@ -56,6 +56,6 @@ void sp_kernel_binary_unload(sp_kernel_binary *kb)
 {
     if (!kb)
         return;
-    sp_shared_object_close(kb->so);
+    sp__shared_object_close(kb->so);
     free(kb);
 }

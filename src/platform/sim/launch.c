@@ -26,9 +26,9 @@ static int launch_noop(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t co
 static int launch_stuck(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
 {
     (void)chip, (void)dev_ctx, (void)index, (void)count;
-    sp_waitword never = {0};
+    sp__waitword never = {0};
     for (;;)
-        sp_waitword_wait_ne(&never, 0, NULL, 0, NULL);
+        sp__waitword_wait_ne(&never, 0, NULL, 0, NULL);
     return SP_OK;
 }
 
@@ -48,7 +48,7 @@ static void launch_finish(struct sim_chip *chip, uint32_t seq)
     /* busy clears before done is published, so a host that saw the launch
      * done can launch again at once. */
     atomic_store_explicit(&chip->busy, 0, memory_order_release);
-    sp_waitword_store(&chip->done, seq);
+    sp__waitword_store(&chip->done, seq);
 }
 
 void *sim_aicpu_main(void *arg)
@@ -58,12 +58,12 @@ void *sim_aicpu_main(void *arg)
     uint32_t last = self->start_seq;
     /* The thread's own registration (an alternate stack for the
      * orchestrations run here, tmr): an abandoned thread keeps its own. */
-    sp_fault_thread fault;
-    sp_fault_thread_enter(&fault);
+    sp__fault_thread fault;
+    sp__fault_thread_enter(&fault);
     for (;;) {
-        uint32_t seq = sp_waitword_wait_ne(&self->go, last, &chip->view.wait, 0, NULL);
+        uint32_t seq = sp__waitword_wait_ne(&self->go, last, &chip->view.wait, 0, NULL);
         if (seq & SIM_DOORBELL_STOP) {
-            sp_fault_thread_leave(&fault);
+            sp__fault_thread_leave(&fault);
             return NULL;
         }
         last = seq;
@@ -75,7 +75,7 @@ void *sim_aicpu_main(void *arg)
                                                      memory_order_acquire)) {
             /* Abandoned while fn ran: its part of the launch was finished
              * for it, and another thread serves this index now. */
-            sp_fault_thread_leave(&fault);
+            sp__fault_thread_leave(&fault);
             atomic_fetch_sub_explicit(&chip->view.awake, 1, memory_order_relaxed);
             return NULL;
         }
@@ -219,7 +219,7 @@ int sp_device_launch_recorded(sp_device *dev, sp_launch_fn fn, void *dev_ctx, ui
     for (uint32_t i = 0; i < threads; i++) {
         /* Relaxed: published by the release of the go word. */
         atomic_store_explicit(&chip->aicpu[i].claim, chip->seq, memory_order_relaxed);
-        sp_waitword_store(&chip->aicpu[i].go, chip->seq);
+        sp__waitword_store(&chip->aicpu[i].go, chip->seq);
     }
     if (halfway) {
         SP_ERROR("device %d: injected launch fault after %u thread(s) started", dev->id, threads);
@@ -236,7 +236,7 @@ int sp_device_poll(sp_device *dev, int *result)
     uint32_t launched = atomic_load_explicit(&chip->launched, memory_order_acquire);
     if (launched == 0)
         return SP_ESTATE;
-    if (sp_waitword_load(&chip->done) != launched)
+    if (sp__waitword_load(&chip->done) != launched)
         return SP_EBUSY;
     if (result) /* relaxed: ordered by the acquire load of `done` */
         *result = atomic_load_explicit(&chip->result, memory_order_relaxed);
@@ -251,10 +251,10 @@ int sp_device_wait(sp_device *dev, uint64_t deadline_ns)
     uint32_t launched = atomic_load_explicit(&chip->launched, memory_order_acquire);
     if (launched == 0)
         return SP_ESTATE;
-    uint32_t done = sp_waitword_load(&chip->done);
+    uint32_t done = sp__waitword_load(&chip->done);
     while (done != launched) {
         int timed_out = 0;
-        done = sp_waitword_wait_ne(&chip->done, done, &chip->host_wait, deadline_ns, &timed_out);
+        done = sp__waitword_wait_ne(&chip->done, done, &chip->host_wait, deadline_ns, &timed_out);
         if (timed_out)
             return SP_ETIMEOUT;
     }
@@ -282,11 +282,11 @@ int sp_device_wait_recorded(sp_device *dev, sp_launch_record *rec, uint64_t dead
      * finisher writes the record before it bumps `done`, so a finish after
      * the look moves `done` past the snapshot and wakes the wait. */
     for (;;) {
-        uint32_t snap = sp_waitword_load(&chip->done);
+        uint32_t snap = sp__waitword_load(&chip->done);
         if (atomic_load_explicit(&rec->done, memory_order_acquire))
             return rec->result;
         int timed_out = 0;
-        sp_waitword_wait_ne(&chip->done, snap, &chip->host_wait, deadline_ns, &timed_out);
+        sp__waitword_wait_ne(&chip->done, snap, &chip->host_wait, deadline_ns, &timed_out);
         if (timed_out && !atomic_load_explicit(&rec->done, memory_order_acquire))
             return SP_ETIMEOUT;
     }
@@ -299,11 +299,11 @@ int sp_device_wait_idle(sp_device *dev, uint64_t deadline_ns)
     struct sim_chip *chip = dev->chip;
     /* busy clears before `done` moves (launch_finish): same order as above. */
     for (;;) {
-        uint32_t snap = sp_waitword_load(&chip->done);
+        uint32_t snap = sp__waitword_load(&chip->done);
         if (!atomic_load_explicit(&chip->busy, memory_order_acquire))
             return SP_OK;
         int timed_out = 0;
-        sp_waitword_wait_ne(&chip->done, snap, &chip->host_wait, deadline_ns, &timed_out);
+        sp__waitword_wait_ne(&chip->done, snap, &chip->host_wait, deadline_ns, &timed_out);
         if (timed_out && atomic_load_explicit(&chip->busy, memory_order_acquire))
             return SP_EBUSY;
     }

@@ -49,14 +49,14 @@
 
 /* What the core reports for one ticket; plain fields published by FIN. */
 typedef struct sim_result {
-    uint64_t start_ns, end_ns; /* sp_ticks() of a timed payload */
+    uint64_t start_ns, end_ns; /* sp__ticks() of a timed payload */
     int fault;                 /* signal that ended the kernel, 0 if none */
 } sim_result;
 
 typedef struct sim_core {
     /* Dispatch line: doorbell first, then the ring (plain fields: ordered by
      * the doorbell's release and by the FIN of the slot's previous ticket). */
-    alignas(SP_CACHE_LINE) sp_waitword doorbell;
+    alignas(SP_CACHE_LINE) sp__waitword doorbell;
     sp_chip_payload payload[SIM_QUEUE_MAX];
 
     /* Status line: the core's answer. */
@@ -82,9 +82,9 @@ typedef struct sim_core {
  * that was abandoned may outlive its core's next thread. */
 typedef struct sim_core_thread {
     sim_core *core;
-    uint32_t done;         /* the ticket finished when this thread took over */
-    bool announce;         /* a replacement: bump the chip event once FIN|done is out */
-    sp_fault_thread fault; /* its guard registration and alternate stack */
+    uint32_t done;          /* the ticket finished when this thread took over */
+    bool announce;          /* a replacement: bump the chip event once FIN|done is out */
+    sp__fault_thread fault; /* its guard registration and alternate stack */
 } sim_core_thread;
 
 /* The device-side view: what launched code gets as its sp_chip. */
@@ -96,16 +96,16 @@ struct sp_chip {
     /* How chip threads wait: spin while the threads not parked fit on the
      * CPUs, yield at once when they do not (a spinner would only keep the
      * thread it waits for off the CPU). */
-    sp_wait_policy wait;  /* .awake points at `awake` below */
+    sp__wait_policy wait; /* .awake points at `awake` below */
     uint32_t queue_depth; /* payloads a core holds, 1..SIM_QUEUE_MAX */
     uint32_t low_water;   /* a FIN leaving this many or fewer queued always wakes */
     /* Bumped by every FIN (and by notify): what idle schedulers park on. A
      * FIN wakes parked waiters only when its core's queue ran low or when
      * a waiter asked for every finish (`hungry` > 0): a scheduler whose
      * cores are all busy sleeps through the FINs that leave work queued. */
-    alignas(SP_CACHE_LINE) sp_waitword event;
+    alignas(SP_CACHE_LINE) sp__waitword event;
     _Atomic uint32_t hungry;
-    /* Chip threads not parked (sp_wait_policy.awake): each wait spins only
+    /* Chip threads not parked (sp__wait_policy.awake): each wait spins only
      * while these fit on the chip's CPUs. */
     alignas(SP_CACHE_LINE) _Atomic uint32_t awake;
 };
@@ -115,7 +115,7 @@ struct sp_chip {
 #define SIM_AICPU_CLAIMED 0x80000000u
 
 typedef struct sim_aicpu {
-    alignas(SP_CACHE_LINE) sp_waitword go; /* launch sequence, or SIM_DOORBELL_STOP */
+    alignas(SP_CACHE_LINE) sp__waitword go; /* launch sequence, or SIM_DOORBELL_STOP */
     /* Who finishes the current launch's part on this thread: the thread
      * when its function returns, or sp_chip_abandon_thread. */
     _Atomic uint32_t claim;
@@ -134,7 +134,7 @@ struct sim_chip {
     /* How the host waits for a launch: it competes with the chip's threads
      * for the CPUs, so it spins only while they leave it one, and parks
      * soon after (the launch's end wakes it). */
-    sp_wait_policy host_wait;
+    sp__wait_policy host_wait;
     sim_aicpu *aicpu; /* geometry.aicpu_threads, kept parked between launches */
     uint32_t aicpu_count;
 
@@ -151,7 +151,7 @@ struct sim_chip {
     _Atomic uint32_t remaining;                   /* threads still running fn */
     _Atomic int result;                           /* first non-zero return of fn */
     /* Seq of the last launch finished: what the host waits on. */
-    alignas(SP_CACHE_LINE) sp_waitword done;
+    alignas(SP_CACHE_LINE) sp__waitword done;
 
     /* Degraded: core threads abandoned to kernels that never answered the
      * interrupt (each may still hold a CPU). Teardown keeps the core table

@@ -22,7 +22,7 @@ typedef struct guarded_orch {
     const sp_orch_ops *real;
     _Atomic uint32_t cancel;
     uint32_t token;
-    sp_fault_guard *g;
+    sp__fault_guard *g;
 } guarded_orch;
 
 static guarded_orch *enter(sp_orch *o)
@@ -41,7 +41,7 @@ static void leave(guarded_orch *s)
      * after it (and jumps by itself). */
     uint32_t was = atomic_exchange_explicit(&s->cancel, s->token, memory_order_relaxed);
     if (was & SP_FAULT_PENDING)
-        sp_fault_jump(s->g, SP_FAULT_INTERRUPT);
+        sp__fault_jump(s->g, SP_FAULT_INTERRUPT);
 }
 
 static int64_t g_submit(sp_orch *o, sp_task *t)
@@ -120,19 +120,19 @@ __attribute__((noinline)) int rt_orch_guarded_call(sp_orch_entry_fn entry, sp_or
                                                    const sp_args *args, uint64_t timeout_ns,
                                                    bool (*still_mine)(void *), void *arg)
 {
-    sp_fault_guard g;
+    sp__fault_guard g;
     guarded_orch s = {
         .ops = guarded_ops,
         .real = o->ops,
-        .token = sp_fault_new_token(),
+        .token = sp__fault_new_token(),
         .g = &g,
     };
     /* The interrupt counts while this holds the token: cleared before the
      * timer goes, so a signal it sent at the last moment is dropped. */
     atomic_init(&s.cancel, s.token);
-    sp_fault_watchdog wd = {.armed = false};
+    sp__fault_watchdog wd = {.armed = false};
     if (timeout_ns) {
-        if (sp_fault_watchdog_start(&wd, s.token, timeout_ns) == SP_OK)
+        if (sp__fault_watchdog_start(&wd, s.token, timeout_ns) == SP_OK)
             o->ops = &s.ops;
         else
             SP_WARN("cannot start the orchestration's watchdog timer: it runs without one");
@@ -140,8 +140,8 @@ __attribute__((noinline)) int rt_orch_guarded_call(sp_orch_entry_fn entry, sp_or
     if (SP_FAULT_TRY_FOR(&g, &s.cancel, s.token))
         entry(o, args);
     atomic_store_explicit(&s.cancel, 0, memory_order_seq_cst);
-    sp_fault_end(&g);
-    sp_fault_watchdog_stop(&wd);
+    sp__fault_end(&g);
+    sp__fault_watchdog_stop(&wd);
     if (still_mine && !still_mine(arg))
         return SP_FAULT_ABANDONED; /* `o` may be another run's by now */
     o->ops = s.real;

@@ -8,5 +8,5 @@ void rt_orch_log(sp_orch *o, int level, const char *msg)
     (void)o;
     if (level < SP_LOG_DEBUG || level > SP_LOG_ERROR)
         level = SP_LOG_INFO;
-    sp_log(level, "orchestration: %s", msg ? msg : "");
+    sp__log(level, "orchestration: %s", msg ? msg : "");
 }

@@ -6,7 +6,7 @@ void rt_trace_dummy(rt_trace_writer *w, uint64_t task, uint64_t submit_ns)
     sp_trace_record *rec = rt_trace_next(w);
     if (!rec)
         return;
-    uint64_t now = sp_ticks();
+    uint64_t now = sp__ticks();
     rec->kind = SP_TRACE_DUMMY;
     rec->task = task;
     rec->submit_ns = submit_ns;

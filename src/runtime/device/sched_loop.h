@@ -38,7 +38,7 @@ rt_sched_loop(rt_sched *s, const rt_sched_loop_hooks *h, void *rt, rt_trace_writ
     bool phases = tw->level >= SP_TRACE_SCHED;
     for (;;) {
         uint32_t snap = sp_chip_event_snapshot(s->chip);
-        uint64_t t0 = phases ? sp_ticks() : 0;
+        uint64_t t0 = phases ? sp__ticks() : 0;
         if (h->before_pass)
             h->before_pass(rt, s);
         bool progress = rt_sched_pass(s, h->pass, rt);
@@ -50,14 +50,14 @@ rt_sched_loop(rt_sched *s, const rt_sched_loop_hooks *h, void *rt, rt_trace_writ
             progress = true;
         }
         if (phases && progress)
-            rt_trace_phase(tw, SP_TRACE_SCHED_PASS, 0, t0, sp_ticks());
+            rt_trace_phase(tw, SP_TRACE_SCHED_PASS, 0, t0, sp__ticks());
         if (!rt_sched_busy(s) && h->over(rt))
             break;
         if (!progress) {
-            uint64_t w0 = phases ? sp_ticks() : 0;
+            uint64_t w0 = phases ? sp__ticks() : 0;
             rt_sched_idle_wait(s, snap);
             if (phases)
-                rt_trace_phase(tw, SP_TRACE_SCHED_IDLE, 0, w0, sp_ticks());
+                rt_trace_phase(tw, SP_TRACE_SCHED_IDLE, 0, w0, sp__ticks());
         }
     }
 }

@@ -197,7 +197,7 @@ static inline sp_trace_record *rt_sched_trace_dispatch(rt_sched *s, const rt_sch
     r->lane = (uint8_t)lane;
     h->describe(rt, task, lane, r);
     p->flags |= SP_PAYLOAD_TIMED;
-    r->dispatch_ns = sp_ticks();
+    r->dispatch_ns = sp__ticks();
     return r;
 }
 

@@ -28,7 +28,7 @@ typedef struct rt_trace_buf {
     sp_trace_record *recs; /* device addresses */
     sp_trace_edge *edges;
     uint64_t func_ids;    /* device address of int32_t[kernel count]: func_id by kernel index */
-    uint64_t ticks0, ns0; /* calibration at prepare: record times are sp_ticks() */
+    uint64_t ticks0, ns0; /* calibration at prepare: record times are sp__ticks() */
     _Alignas(64) _Atomic uint64_t rec_next; /* next unclaimed record */
     _Atomic uint64_t rec_dropped;
     _Alignas(64) uint64_t edge_next; /* written by the orchestrator only */
@@ -74,7 +74,7 @@ static inline sp_trace_record *rt_trace_next(rt_trace_writer *w)
     return r;
 }
 
-/* A phase record [begin, end] (sp_ticks() values) of `kind` (level >= 2
+/* A phase record [begin, end] (sp__ticks() values) of `kind` (level >= 2
  * passes and idles, level >= 3 submits). */
 static inline void rt_trace_phase(rt_trace_writer *w, uint8_t kind, uint64_t task, uint64_t begin,
                                   uint64_t end)

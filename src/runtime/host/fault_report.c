@@ -55,7 +55,7 @@ int rt_fault_report_format(const sp_host_api *api, const rt_fault_report *r,
         return SP_EKERNEL_TIMEOUT;
     }
     snprintf(msg, len, "%stask %llu: kernel '%s' (func_id %d) crashed on core %u with %s", dev,
-             (unsigned long long)r->task, entry, func_id, r->core, sp_fault_name(r->sig));
+             (unsigned long long)r->task, entry, func_id, r->core, sp__fault_name(r->sig));
     return SP_EKERNEL_FAULT;
 }
 

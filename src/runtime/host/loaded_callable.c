@@ -39,7 +39,7 @@ void rt_loaded_callable_unload(const sp_host_api *api, rt_loaded_callable *lc)
         if (lc->kernels[i].image)
             sp_host_kernel_unload(api, lc->kernels[i].image);
     free(lc->kernels);
-    sp_shared_object_close(lc->orch);
+    sp__shared_object_close(lc->orch);
     free(lc->blob);
     free(lc);
 }
@@ -55,15 +55,15 @@ void rt_loaded_callable_unload(const sp_host_api *api, rt_loaded_callable *lc)
  * the call's length only. */
 __attribute__((noinline)) static int call_config(sp_orch_config_fn fn, sp_orch_config *cfg)
 {
-    if (sp_fault_install() != SP_OK) {
+    if (sp__fault_install() != SP_OK) {
         fn(cfg);
         return 0;
     }
-    sp_fault_guard g;
+    sp__fault_guard g;
     if (SP_FAULT_TRY(&g))
         fn(cfg);
-    sp_fault_end(&g);
-    sp_fault_uninstall();
+    sp__fault_end(&g);
+    sp__fault_uninstall();
     return g.sig;
 }
 
@@ -87,7 +87,7 @@ static int run_config(rt_loaded_callable *lc, char *err, size_t err_len)
     int rc = SP_OK;
     if (sig) {
         snprintf(err, err_len, "callable %u: orchestration config '%s' crashed with %s", lc->id,
-                 lc->view.orch_config, sp_fault_name(sig));
+                 lc->view.orch_config, sp__fault_name(sig));
         rc = SP_EORCH_CRASH;
     } else {
         const uint8_t *lo = mid, *hi = mid + page;
@@ -112,21 +112,21 @@ static int load_orchestration(rt_loaded_callable *lc, char *err, size_t err_len)
 {
     const sp_callable_header *h = lc->view.header;
     char why[256] = "";
-    int rc = sp_shared_object_open(lc->view.base + h->orch.offset, h->orch.size, &lc->orch, why,
-                                   sizeof why);
+    int rc = sp__shared_object_open(lc->view.base + h->orch.offset, h->orch.size, &lc->orch, why,
+                                    sizeof why);
     if (rc) {
         snprintf(err, err_len, "callable %u: orchestration: %s", lc->id, why);
         return rc;
     }
     void *fn;
-    rc = sp_shared_object_entry(lc->orch, lc->view.orch_entry, &fn, why, sizeof why);
+    rc = sp__shared_object_entry(lc->orch, lc->view.orch_entry, &fn, why, sizeof why);
     if (rc) {
         snprintf(err, err_len, "callable %u: orchestration entry: %s", lc->id, why);
         return rc;
     }
     lc->orch_entry = (sp_orch_entry_fn)fn;
     if (lc->view.orch_config) {
-        rc = sp_shared_object_entry(lc->orch, lc->view.orch_config, &fn, why, sizeof why);
+        rc = sp__shared_object_entry(lc->orch, lc->view.orch_config, &fn, why, sizeof why);
         if (rc) {
             snprintf(err, err_len, "callable %u: orchestration config: %s", lc->id, why);
             return rc;
@@ -199,14 +199,14 @@ static int load_kernels(const sp_host_api *api, rt_loaded_callable *lc, char *er
 #define LOAD_PROBE_STALL_MS 10000u
 
 /* In the child: what registration will resolve and run in-process. */
-static int probe_check(void *ctx, size_t index, sp_shared_object *so, char *why, size_t why_len)
+static int probe_check(void *ctx, size_t index, sp__shared_object *so, char *why, size_t why_len)
 {
     const rt_loaded_callable *lc = ctx;
     void *fn;
     if (index == 0) {
-        int rc = sp_shared_object_entry(so, lc->view.orch_entry, &fn, why, why_len);
+        int rc = sp__shared_object_entry(so, lc->view.orch_entry, &fn, why, why_len);
         if (!rc && lc->view.orch_config) {
-            rc = sp_shared_object_entry(so, lc->view.orch_config, &fn, why, why_len);
+            rc = sp__shared_object_entry(so, lc->view.orch_config, &fn, why, why_len);
             if (rc)
                 return rc;
             /* Overruns are the in-process check's job; here a page of room
@@ -219,7 +219,7 @@ static int probe_check(void *ctx, size_t index, sp_shared_object *so, char *why,
         return rc;
     }
     const sp_callable_kernel *k = &lc->view.kernels[index - 1];
-    return sp_shared_object_entry(so, sp_callable_string(&lc->view, k->entry), &fn, why, why_len);
+    return sp__shared_object_entry(so, sp_callable_string(&lc->view, k->entry), &fn, why, why_len);
 }
 
 static void binary_name(const rt_loaded_callable *lc, size_t index, char *buf, size_t len)
@@ -236,21 +236,21 @@ static void binary_name(const rt_loaded_callable *lc, size_t index, char *buf, s
 static int probe_binaries(rt_loaded_callable *lc, char *err, size_t err_len)
 {
     size_t n = 1 + (size_t)lc->view.header->kernel_count;
-    sp_load_probe_item *items = calloc(n, sizeof *items);
+    sp__load_probe_item *items = calloc(n, sizeof *items);
     if (!items) {
         snprintf(err, err_len, "callable %u: out of memory", lc->id);
         return SP_ENOMEM;
     }
     const sp_callable_header *h = lc->view.header;
-    items[0] = (sp_load_probe_item){lc->view.base + h->orch.offset, h->orch.size};
+    items[0] = (sp__load_probe_item){lc->view.base + h->orch.offset, h->orch.size};
     for (size_t i = 1; i < n; i++) {
         const sp_callable_section *b = &lc->view.kernels[i - 1].binary;
-        items[i] = (sp_load_probe_item){lc->view.base + b->offset, b->size};
+        items[i] = (sp__load_probe_item){lc->view.base + b->offset, b->size};
     }
     /* Malformed ELF is refused here, before any child is forked. */
     char why[256];
     for (size_t i = 0; i < n; i++) {
-        if (sp_elf_check(items[i].bytes, items[i].size, why, sizeof why) != SP_OK) {
+        if (sp__elf_check(items[i].bytes, items[i].size, why, sizeof why) != SP_OK) {
             char name[320];
             binary_name(lc, i, name, sizeof name);
             snprintf(err, err_len, "callable %u: %s: not a well-formed shared object: %s", lc->id,
@@ -259,8 +259,8 @@ static int probe_binaries(rt_loaded_callable *lc, char *err, size_t err_len)
             return SP_EKERNEL_LOAD;
         }
     }
-    sp_load_probe_verdict v;
-    int failed = sp_load_probe(items, n, probe_check, lc, LOAD_PROBE_STALL_MS, &v);
+    sp__load_probe_verdict v;
+    int failed = sp__load_probe(items, n, probe_check, lc, LOAD_PROBE_STALL_MS, &v);
     free(items);
     if (!failed)
         return SP_OK;
@@ -269,7 +269,7 @@ static int probe_binaries(rt_loaded_callable *lc, char *err, size_t err_len)
     /* A crash of the orchestration's own code is SP_EORCH_CRASH, like one
      * during a run; a kernel that cannot be loaded is SP_EKERNEL_LOAD. */
     int crash = v.index == 0 ? SP_EORCH_CRASH : SP_EKERNEL_LOAD;
-    const char *phase = sp_load_probe_phase_name(v.phase);
+    const char *phase = sp__load_probe_phase_name(v.phase);
     if (v.index == 0 && v.phase == SP_PROBE_CHECKING)
         phase = "in its config function";
     switch (v.kind) {

@@ -28,7 +28,7 @@ typedef struct rt_loaded_callable {
     uint32_t id;
     void *blob; /* our copy; the view points into it */
     sp_callable_view view;
-    sp_shared_object *orch;
+    sp__shared_object *orch;
     sp_orch_entry_fn orch_entry;
     sp_orch_config_fn orch_config; /* NULL if none */
     sp_orch_config config;         /* what the config function reported */

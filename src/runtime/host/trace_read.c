@@ -58,7 +58,7 @@ int rt_trace_dev_alloc(rt_trace_dev *t, const sp_host_api *api, uint32_t level, 
     h.recs = (sp_trace_record *)(uintptr_t)(t->dev + rec_off);
     h.edges = (sp_trace_edge *)(uintptr_t)(t->dev + edge_off);
     h.func_ids = t->dev + fid_off;
-    h.ticks0 = sp_ticks();
+    h.ticks0 = sp__ticks();
     h.ns0 = sp_now_ns();
     int32_t fids[SP_CALLABLE_MAX_KERNELS];
     for (uint32_t i = 0; i < lc->kernel_count && i < SP_CALLABLE_MAX_KERNELS; i++)
@@ -76,13 +76,13 @@ int rt_trace_dev_alloc(rt_trace_dev *t, const sp_host_api *api, uint32_t level, 
     return SP_OK;
 }
 
-/* Record times are sp_ticks(): map them onto sp_now_ns() through the
+/* Record times are sp__ticks(): map them onto sp_now_ns() through the
  * calibration pair taken at prepare and one taken now. */
 static void ticks_to_ns(rt_trace_dev *t, const rt_trace_buf *h)
 {
     if (SP_TICKS_ARE_NS)
         return;
-    uint64_t ticks1 = sp_ticks(), ns1 = sp_now_ns();
+    uint64_t ticks1 = sp__ticks(), ns1 = sp_now_ns();
     double rate = ticks1 > h->ticks0 ? (double)(ns1 - h->ns0) / (double)(ticks1 - h->ticks0) : 1.0;
     for (uint64_t i = 0; i < t->host_rec_count; i++) {
         sp_trace_record *r = &t->host_recs[i];

@@ -59,7 +59,7 @@ static uint32_t queue_pop(hbg_rt *r, int q)
     uint32_t v;
     /* The pusher reserved the slot before storing it: wait out that gap. */
     while ((v = atomic_load_explicit(slot, memory_order_acquire)) == 0)
-        sp_cpu_relax();
+        sp__cpu_relax();
     return v;
 }
 

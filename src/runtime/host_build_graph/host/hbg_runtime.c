@@ -78,7 +78,7 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
         snprintf(p->err, p->err_len,
                  "orchestration '%s' of callable %u crashed with %s while building the graph "
                  "(%u tasks submitted)",
-                 lc->view.orch_entry, lc->id, sp_fault_name(sig), g->task_count);
+                 lc->view.orch_entry, lc->id, sp__fault_name(sig), g->task_count);
         return SP_EORCH_CRASH;
     }
     ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();

@@ -47,7 +47,7 @@ typedef struct tmr_task {
     uint8_t scope_depth; /* 0: not held by a scope */
     uint16_t hold_count; /* producers this task holds (released on completion) */
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
-    uint64_t submit_ns;  /* sp_ticks() at publication (traces) */
+    uint64_t submit_ns;  /* sp__ticks() at publication (traces) */
     uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
     /* One per dependency (each has an edge node below), plus one that
      * keeps the creators of runtime-owned inputs alive. */
@@ -135,7 +135,7 @@ typedef struct tmr_ctl {
      * at every finish: a completer bumps orch_word once `completed`
      * reaches orch_wake_at (0: nobody waits). */
     _Alignas(64) _Atomic int64_t orch_wake_at;
-    sp_waitword orch_word;
+    sp__waitword orch_word;
     _Alignas(64) _Atomic int32_t error;
     rt_fault_report fault;     /* the first kernel fault, if any */
     rt_overrun_report overrun; /* checking mode: the first red zone damaged */

@@ -88,7 +88,7 @@ static bool retire_one(tmr_orch *o)
 /* How the orchestrator waits for completions: no spinning (the threads it
  * waits for need the CPUs), a short yield, then park until a completer
  * bumps orch_word. */
-static const sp_wait_policy orch_wait_policy = {.spin_ns = 0, .yield_ns = 10000};
+static const sp__wait_policy orch_wait_policy = {.spin_ns = 0, .yield_ns = 10000};
 
 /* Sleep until `completed` reaches `target` (<= submitted) or the deadline
  * passes. Dekker with complete_task (tmr_sched.c): this seq_cst store of
@@ -99,10 +99,10 @@ static int orch_wait_completed(tmr_orch *o, int64_t target, uint64_t deadline)
 {
     tmr_ctl *c = o->ctl;
     int timed_out = 0;
-    uint32_t snap = sp_waitword_load(&c->orch_word);
+    uint32_t snap = sp__waitword_load(&c->orch_word);
     atomic_store_explicit(&c->orch_wake_at, target, memory_order_seq_cst);
     if (atomic_load_explicit(&c->completed, memory_order_seq_cst) < target)
-        sp_waitword_wait_ne(&c->orch_word, snap, &orch_wait_policy, deadline, &timed_out);
+        sp__waitword_wait_ne(&c->orch_word, snap, &orch_wait_policy, deadline, &timed_out);
     /* Relaxed: a completer that still sees the old target only bumps the
      * word once more, which costs this thread one spare look. */
     atomic_store_explicit(&c->orch_wake_at, 0, memory_order_relaxed);
@@ -321,7 +321,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     t->scope_depth = (uint8_t)o->scope_depth;
     t->hold_count = 0;
     t->heap_end = heap_end;
-    t->submit_ns = c->trace ? sp_ticks() : 0; /* traces only; rdtsc can trap in a VM */
+    t->submit_ns = c->trace ? sp__ticks() : 0; /* traces only; rdtsc can trap in a VM */
     atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
     atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
     atomic_store_explicit(&t->blocks_left, task->block_num, memory_order_relaxed);
@@ -615,10 +615,10 @@ static const sp_orch_ops tmr_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
 static int64_t op_submit_traced(sp_orch *so, sp_task *task)
 {
     tmr_orch *o = (tmr_orch *)so;
-    uint64_t t0 = sp_ticks();
+    uint64_t t0 = sp__ticks();
     int64_t id = op_submit(so, task);
     if (id >= 0)
-        rt_trace_phase(&o->trace, SP_TRACE_SUBMIT, (uint64_t)id, t0, sp_ticks());
+        rt_trace_phase(&o->trace, SP_TRACE_SUBMIT, (uint64_t)id, t0, sp__ticks());
     return id;
 }
 
@@ -698,7 +698,7 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
         else if (sig)
             orch_fail(o, SP_EORCH_CRASH,
                       "the orchestration crashed with %s on the chip after %lld submits",
-                      sp_fault_name(sig),
+                      sp__fault_name(sig),
                       (long long)atomic_load_explicit(&c->submitted, memory_order_relaxed));
         if (o->scope_depth && !orch_error(o))
             orch_fail(o, SP_ESCOPE, "orchestration returned with %u scope(s) open", o->scope_depth);

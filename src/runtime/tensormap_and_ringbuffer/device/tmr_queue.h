@@ -47,7 +47,7 @@ static inline void tmr_queue_push(tmr_queue *q, uint64_t v)
         } else if (diff < 0) {
             /* The popper of this cell's previous value has not let go yet. */
             if (++waits < 64)
-                sp_cpu_relax();
+                sp__cpu_relax();
             else
                 sched_yield();
             pos = atomic_load_explicit(&q->tail, memory_order_relaxed);

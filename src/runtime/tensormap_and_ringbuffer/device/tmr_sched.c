@@ -103,7 +103,7 @@ static void complete_task(tmr_rt *r, int64_t id)
     int64_t done = atomic_fetch_add_explicit(&c->completed, 1, memory_order_seq_cst) + 1;
     int64_t wake_at = atomic_load_explicit(&c->orch_wake_at, memory_order_seq_cst);
     if (wake_at && done >= wake_at)
-        sp_waitword_add(&c->orch_word, 1);
+        sp__waitword_add(&c->orch_word, 1);
     /* Everyone waits for the last task once the orchestration has returned. */
     if (atomic_load_explicit(&c->orch_done, memory_order_acquire) &&
         done == atomic_load_explicit(&c->submitted, memory_order_acquire))
