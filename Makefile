@@ -110,6 +110,7 @@ soak: build
 # definite leak (--error-exitcode makes either fail the target). The
 # open_close loops catch a leak per worker open/close.
 VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+           --suppressions=tests/valgrind/ld_so.supp \
            --child-silent-after-fork=yes
 
 valgrind: build
