@@ -70,7 +70,9 @@
     X(SP_EKERNEL_OVERRUN, -47,                                                                     \
       "a kernel wrote outside a tensor it was given; see the task, kernel and tensor named")       \
     X(SP_EORCH_THREAD, -48,                                                                        \
-      "sp_orch was called from a thread other than the entry's; submit from that thread only")
+      "sp_orch was called from a thread other than the entry's; submit from that thread only")     \
+    X(SP_EARG_SIGNATURE, -49,                                                                      \
+      "run arguments do not match the callable's declared signature; see the argument named")
 
 typedef enum sp_status {
 #define SP_STATUS_ENUM(name, value, hint) name = value,

@@ -8,8 +8,10 @@
 #include <stdint.h>
 
 #include "simpler/export.h"
+#include "simpler/log.h"
 #include "simpler/module.h"
 #include "simpler/settings.h"
+#include "simpler/trace_export.h"
 #include "simpler/types.h"
 
 typedef struct sp_worker sp_worker;
@@ -24,9 +26,23 @@ typedef struct sp_worker_options {
     /* The device's and the runtime's knobs (simpler/settings.h); fields
      * left 0 are filled from the environment, then default. */
     sp_settings settings;
-    /* Where sp_worker_open_runtime finds modules; NULL: the directory
-     * libsimpler.so was loaded from (where the build puts the modules). */
+    /* Where sp_worker_open_runtime finds modules; NULL: SIMPLER_MODULE_PATH,
+     * else <dir of libsimpler.so>/simpler (installed), else the directory
+     * libsimpler.so itself is in (the build tree). */
     const char *module_dir;
+    /* Where simpler's log lines go (the worker's, its module's and its
+     * device's): NULL sends lines at log_level and above to stderr, where
+     * the level defaults to warn (settings.log_level). The library writes
+     * nothing to stderr but through this. */
+    sp_log_sink log_sink;
+    void *log_user;
+    /* Write a trace of every run this worker waits for to this file (its
+     * extension picks the format, sp_trace_format_of; a "%n" in it is
+     * replaced by the run's sequence number, else each run overwrites it),
+     * tracing runs whose config leaves trace_level 0 at SP_TRACE_TASKS.
+     * NULL: SIMPLER_TRACE, else off. A file that cannot be written is
+     * logged at warn and does not fail the run. */
+    const char *trace_path;
 } sp_worker_options;
 
 #define SP_WORKER_CLOSE_TIMEOUT_MS 60000u
@@ -103,6 +119,10 @@ SP_EXPORT uint32_t sp_worker_lane_depth(const sp_worker *w);
  * when its config had a trace_level; NULL otherwise. Valid until the next
  * wait or sp_worker_close. simpler/trace.h describes the records. */
 SP_EXPORT const sp_run_trace *sp_worker_last_trace(const sp_worker *w);
+/* Write the trace of the last run waited for (sp_worker_last_trace) with
+ * the kernel names of its callable: sp_trace_write's formats and statuses;
+ * SP_EINVAL when the last run was not traced. */
+SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path);
 /* Text of the last failure on this worker ("" if none). */
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w);
 /* The module's pipeline contract (valid while the worker is open). */

@@ -1,0 +1,105 @@
+/* The conventions of src/cli/cli.h. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "simpler/status.h"
+
+int cli_fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simpler: %s: ", sp_status_name(status));
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n  hint: %s\n", sp_status_hint(status));
+    return CLI_EXIT_FAIL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simpler %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\ntry 'simpler %s --help'\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_io_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simpler: cannot ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_EXIT_IO;
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Levenshtein distance, two rows; words longer than 63 are "far". */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return (size_t)-1;
+    size_t prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof *prev);
+    }
+    return prev[lb];
+}
+
+const char *cli_suggest(const char *word, const char *const *candidates, int n)
+{
+    size_t limit = strlen(word) / 3 > 2 ? strlen(word) / 3 : 2;
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (int i = 0; i < n; i++) {
+        size_t d = distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}
+
+bool cli_stderr_tty(void)
+{
+    return isatty(STDERR_FILENO) == 1;
+}
+
+int cli_term_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
+}
