@@ -39,7 +39,11 @@ typedef struct ex_instance {
     const char *case_name;
     int param_count;
     const char *param_names[EX_MAX_PARAMS];
+    /* Defaults and case overrides are copied here; a --param value (any
+     * length) is not: param_ref points into the caller's "KEY=VALUE"
+     * string, which must outlive the instance. param_ref NULL: the copy. */
     char param_values[EX_MAX_PARAMS][128];
+    const char *param_ref[EX_MAX_PARAMS];
 
     sp_args args;                              /* host tensors (addr = host pointer) */
     const char *arg_names[SP_MAX_RUN_TENSORS]; /* for --save: <name>.npy */
@@ -71,7 +75,8 @@ const ex_example *ex_find(const char *name);
 
 /* ---- helpers for examples (examples/harness.c) -------------------------- */
 /* Set parameters from defaults, then the case's overrides, then `overrides`
- * (NULL-terminated "KEY=VALUE" strings). case_name NULL: the first case.
+ * (NULL-terminated "KEY=VALUE" strings of any length, referenced, not
+ * copied: they must outlive the instance). case_name NULL: the first case.
  * Unknown key or case → -1 + err (naming the known ones). */
 int ex_instance_init(ex_instance *inst, const ex_example *ex, const char *case_name,
                      const char *const *overrides, char *err, size_t err_len);

@@ -3,6 +3,7 @@
  * examples' check functions share. Host-side only. */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,11 @@ static int param_find(const ex_instance *inst, const char *name)
     return -1;
 }
 
-/* Apply one "KEY=VALUE" (len bytes of `kv`) over the current values. */
-static int param_set(ex_instance *inst, const char *kv, size_t len, const char *from, char *err,
-                     size_t err_len)
+/* Apply one "KEY=VALUE" (len bytes of `kv`) over the current values: a
+ * copy into param_values, or, `by_ref` (kv is NUL-terminated and outlives
+ * the instance), a reference to the value of any length. */
+static int param_set(ex_instance *inst, const char *kv, size_t len, bool by_ref, const char *from,
+                     char *err, size_t err_len)
 {
     const char *eq = memchr(kv, '=', len);
     if (!eq || eq == kv) {
@@ -33,6 +36,10 @@ static int param_set(ex_instance *inst, const char *kv, size_t len, const char *
         const char *name = inst->param_names[i];
         if (strlen(name) != klen || memcmp(name, kv, klen) != 0)
             continue;
+        if (by_ref) {
+            inst->param_ref[i] = eq + 1;
+            return 0;
+        }
         if (vlen >= sizeof inst->param_values[i]) {
             snprintf(err, err_len, "%s: value of '%s' is longer than %zu characters", from, name,
                      sizeof inst->param_values[i] - 1);
@@ -40,6 +47,7 @@ static int param_set(ex_instance *inst, const char *kv, size_t len, const char *
         }
         memcpy(inst->param_values[i], eq + 1, vlen);
         inst->param_values[i][vlen] = '\0';
+        inst->param_ref[i] = NULL;
         return 0;
     }
     /* Name the known keys: the user typed one of them wrong. */
@@ -95,13 +103,13 @@ int ex_instance_init(ex_instance *inst, const ex_example *ex, const char *case_n
             while (*p == ' ')
                 p++;
             size_t len = strcspn(p, " ");
-            if (len && param_set(inst, p, len, "case", err, err_len) != 0)
+            if (len && param_set(inst, p, len, false, "case", err, err_len) != 0)
                 return -1;
             p += len;
         }
     }
     for (int i = 0; overrides && overrides[i]; i++)
-        if (param_set(inst, overrides[i], strlen(overrides[i]), "--param", err, err_len) != 0)
+        if (param_set(inst, overrides[i], strlen(overrides[i]), true, "--param", err, err_len) != 0)
             return -1;
     return 0;
 }
@@ -120,7 +128,7 @@ static const char *param_value(const ex_instance *inst, const char *name, char *
         snprintf(err, err_len, "%s has no parameter '%s'", inst->example->name, name);
         return NULL;
     }
-    return inst->param_values[i];
+    return inst->param_ref[i] ? inst->param_ref[i] : inst->param_values[i];
 }
 
 static int parse_int(const char *s, int64_t *out)
