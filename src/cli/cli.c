@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,27 @@ const char *cli_suggest(const char *word, const char *const *candidates, int n)
         }
     }
     return best_d <= limit ? best : NULL;
+}
+
+int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *longopts)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (c == ':')
+        return cli_usage_error(cmd, "option '%s' needs a value", arg);
+    if (optopt && optopt != '?' && (arg[0] != '-' || arg[1] != '-'))
+        return cli_usage_error(cmd, "unknown option '-%c'", optopt);
+    /* "--nmae=x": the name alone, then the closest known long option. */
+    char name[64];
+    const char *n = arg[0] == '-' && arg[1] == '-' ? arg + 2 : arg;
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(n, "="), n);
+    const char *names[64];
+    int count = 0;
+    for (; longopts && longopts[count].name && count < 64; count++)
+        names[count] = longopts[count].name;
+    const char *best = cli_suggest(name, names, count);
+    if (best)
+        return cli_usage_error(cmd, "unknown option '%s' (did you mean --%s?)", arg, best);
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
 }
 
 bool cli_stderr_tty(void)

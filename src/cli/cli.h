@@ -27,6 +27,11 @@ int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* The candidate closest to `word` by edit distance, if it is close enough
  * to be a typo (distance <= max(2, strlen(word) / 3)); NULL otherwise. */
 const char *cli_suggest(const char *word, const char *const *candidates, int n);
+/* getopt_long's failure (it returned '?' or ':' with opterr = 0 and ":" at
+ * the start of its optstring) as a usage error of `cmd`: "unknown option
+ * '--x' (did you mean --y?)" or "option '--x' needs a value". */
+struct option;
+int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *longopts);
 /* Is stderr a terminal, and its width in columns (80 when unknown). */
 bool cli_stderr_tty(void);
 int cli_term_width(void);

@@ -1,39 +1,55 @@
 /* `simpler info`: the device a runtime module opens in this process, as the
  * module describes it (through the worker: the CLI links no platform). */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "simpler/status.h"
 #include "simpler/worker.h"
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "simpler info: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nusage: simpler info [--runtime NAME] [--platform NAME] [--a2a3]\n");
-    return 2;
-}
+static const char info_help[] =
+    "usage: simpler info [--runtime NAME] [--platform NAME] [--a2a3]\n"
+    "Open device 0 through the runtime module NAME and describe it.\n"
+    "  --runtime NAME   runtime module to open: hbg (default) or tmr\n"
+    "  --platform NAME  platform of the module (default: sim)\n"
+    "  --a2a3           the a2a3 chip's geometry: 24 clusters, 3 scheduler threads\n"
+    "  -h, --help       this text\n";
 
 int cli_info(int argc, char **argv)
 {
     const char *runtime = "hbg", *platform = NULL;
     sp_worker_options wo = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--a2a3") == 0) {
+    static const struct option longopts[] = {{"runtime", required_argument, NULL, 'r'},
+                                             {"platform", required_argument, NULL, 'p'},
+                                             {"a2a3", no_argument, NULL, 'a'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            runtime = optarg;
+            break;
+        case 'p':
+            platform = optarg;
+            break;
+        case 'a':
             /* The a2a3 chip: 24 clusters, 3 scheduler threads + the orchestrator's. */
             wo.prewarm.clusters = 24;
             wo.prewarm.sched_threads = 3;
-        } else if (strcmp(a, "--runtime") == 0 || strcmp(a, "--platform") == 0) {
-            if (!v)
-                return usage_error("option '%s' needs a value", a);
-            *(a[2] == 'r' ? &runtime : &platform) = v;
-            i++;
-        } else {
-            return usage_error("unknown option '%s'", a);
+            break;
+        case 'h':
+            fputs(info_help, stdout);
+            return CLI_EXIT_OK;
+        default:
+            return cli_option_error("info", c, argv, longopts);
         }
     }
+    if (optind < argc)
+        return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
     sp_worker *w = NULL;
     char err[640] = "";
     int rc = sp_worker_open_runtime(runtime, platform, &wo, &w, err, sizeof err);
@@ -41,10 +57,8 @@ int cli_info(int argc, char **argv)
     if (rc == SP_OK && (rc = sp_worker_device_info(w, &d)) != SP_OK)
         snprintf(err, sizeof err, "%s", sp_worker_last_error(w));
     if (rc) {
-        fprintf(stderr, "simpler info: cannot open device 0 with runtime '%s': %s (%s): %s\n",
-                runtime, sp_status_name(rc), sp_status_hint(rc), err);
         sp_worker_close(w);
-        return 1;
+        return cli_fail(rc, "cannot open device 0 with runtime '%s': %s", runtime, err);
     }
     const sp_geometry *g = &d.geometry;
     uint32_t kinds[2] = {0, 0}; /* cores per cluster of each sp_core_type */
@@ -67,5 +81,5 @@ int cli_info(int argc, char **argv)
     else
         printf("health: ok (no chip thread abandoned)\n");
     sp_worker_close(w);
-    return 0;
+    return CLI_EXIT_OK;
 }

@@ -4,10 +4,12 @@
  * every core of the device has reported its id and its type, and check
  * each report against the geometry the device describes. Exit 0 only if
  * all checks hold. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/paths.h"
 #include "simpler/callable.h"
@@ -18,12 +20,22 @@
 #define SMOKE_MAX_RUNS 20 /* runs until every core has reported */
 #define SMOKE_TASKS_PER_CORE 4
 
+/* A check of what the device did: "smoke: FAIL: ..." on stdout (the result
+ * line, as "smoke: PASS" is). */
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "smoke: FAIL: " __VA_ARGS__);                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failed = 1;                                                                            \
+            printf("smoke: FAIL: " __VA_ARGS__);                                                   \
+            printf("\n");                                                                          \
+            failed = CLI_EXIT_FAIL;                                                                \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+/* A call that failed with a status: printed once on stderr (cli_fail). */
+#define CHECK_RC(rc, ...)                                                                          \
+    do {                                                                                           \
+        if ((rc) != SP_OK) {                                                                       \
+            failed = cli_fail((rc), __VA_ARGS__);                                                  \
             goto out;                                                                              \
         }                                                                                          \
     } while (0)
@@ -36,22 +48,42 @@ static uint32_t core_type(const sp_geometry *g, uint32_t c)
     return g->lane_type[1 + (c - g->clusters) % (g->lanes - 1)];
 }
 
+static const char smoke_help[] =
+    "usage: simpler smoke [--runtime NAME] [--a2a3]\n"
+    "Open device 0, pack and register a callable whose kernel marks the core it runs on, run it\n"
+    "until every core has reported its id and type, and check each report against the geometry.\n"
+    "  --runtime NAME   runtime module: hbg (default) or tmr\n"
+    "  --a2a3           the a2a3 chip's geometry: 24 clusters, 3 scheduler threads\n"
+    "  -h, --help       this text\n";
+
 int cli_smoke(int argc, char **argv)
 {
     const char *runtime = "hbg";
     sp_worker_options wo = {0};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--a2a3") == 0) {
+    static const struct option longopts[] = {{"runtime", required_argument, NULL, 'r'},
+                                             {"a2a3", no_argument, NULL, 'a'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            runtime = optarg;
+            break;
+        case 'a':
             wo.prewarm.clusters = 24;
             wo.prewarm.sched_threads = 3;
-        } else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc) {
-            runtime = argv[++i];
-        } else {
-            fprintf(stderr, "simpler smoke: unknown option '%s' (known: --a2a3, --runtime NAME)\n",
-                    argv[i]);
-            return 2;
+            break;
+        case 'h':
+            fputs(smoke_help, stdout);
+            return CLI_EXIT_OK;
+        default:
+            return cli_option_error("smoke", c, argv, longopts);
         }
     }
+    if (optind < argc)
+        return cli_usage_error("smoke", "unexpected argument '%s'", argv[optind]);
     int failed = 0, rc;
     sp_worker *w = NULL;
     void *blob = NULL;
@@ -60,11 +92,10 @@ int cli_smoke(int argc, char **argv)
     char err[640] = "";
 
     rc = sp_worker_open_runtime(runtime, NULL, &wo, &w, err, sizeof err);
-    CHECK(rc == SP_OK, "open the '%s' module on device 0: %s: %s", runtime, sp_status_name(rc),
-          err);
+    CHECK_RC(rc, "open the '%s' module on device 0: %s", runtime, err);
     sp_device_info d;
     rc = sp_worker_device_info(w, &d);
-    CHECK(rc == SP_OK, "describe device 0: %s: %s", sp_status_name(rc), sp_worker_last_error(w));
+    CHECK_RC(rc, "describe device 0: %s", sp_worker_last_error(w));
     const sp_geometry *g = &d.geometry;
     printf("device %d: %s, %u clusters (%u cores), %u AICPU threads, %llu MiB device memory\n",
            d.device_id, d.platform, g->clusters, d.core_count, g->aicpu_threads,
@@ -89,10 +120,9 @@ int cli_smoke(int argc, char **argv)
                              .kernel_count = 2};
     size_t size = 0;
     rc = sp_callable_build(&spec, &blob, &size, err, sizeof err);
-    CHECK(rc == SP_OK, "pack the smoke callable: %s: %s", sp_status_name(rc), err);
+    CHECK_RC(rc, "pack the smoke callable: %s", err);
     rc = sp_worker_register_callable(w, 0, blob, size);
-    CHECK(rc == SP_OK, "register the smoke callable: %s: %s", sp_status_name(rc),
-          sp_worker_last_error(w));
+    CHECK_RC(rc, "register the smoke callable: %s", sp_worker_last_error(w));
     printf("callable: orchestration 'smoke_orch' and kernel 'smoke_mark' packed into %zu bytes "
            "and registered (%s runtime)\n",
            size, runtime);
@@ -102,8 +132,7 @@ int cli_smoke(int argc, char **argv)
         aic_cores += core_type(g, c) == SP_CORE_AIC;
     marks = calloc(cores, sizeof *marks);
     seen = calloc(cores, 1);
-    CHECK(marks && seen, "%s: no host memory for %u cores' marks", sp_status_name(SP_ENOMEM),
-          cores);
+    CHECK_RC(marks && seen ? SP_OK : SP_ENOMEM, "no host memory for %u cores' marks", cores);
     uint32_t reached = 0;
     int runs = 0;
     uint64_t tasks = 0;
@@ -120,7 +149,7 @@ int cli_smoke(int argc, char **argv)
         a.scalar_count = 2;
         sp_run_stats st;
         rc = sp_worker_run(w, 0, &a, NULL, &st);
-        CHECK(rc == SP_OK, "run %d: %s: %s", runs + 1, sp_status_name(rc), sp_worker_last_error(w));
+        CHECK_RC(rc, "run %d: %s", runs + 1, sp_worker_last_error(w));
         runs++;
         tasks += st.tasks;
         for (uint32_t c = 0; c < cores; c++) {
