@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """`simpler run FILE.spc` runs a user's callable (issue 14, "Your own callable
-in every tool"): the quickstart's callable (z = 2*x + y, tile by tile) with x
+in every tool"): the quickstart's orchestration and kernels (z = 2*x + y,
+tile by tile), packed here with `simpler pack` (without an argument
+signature: arguments in command-line order), with x
 and y read from .npy files (format 1.0 and 2.0), z created from
 --output z=4096:f32, the tile from --scalar, on both runtimes, with
 --trace/--swimlane/--deps/--stats/--save/--json; z (saved as z.npy and
@@ -13,7 +15,14 @@ not a callable (exit 2).
 The .npy files are written and read here with struct (numpy is not needed);
 when numpy is installed, z.npy is also checked with numpy.load.
 
-usage: check_run_file.py SIMPLER CALLABLE WORKDIR"""
+With --signature, the same objects are packed with an argument signature
+(`simpler pack --args`) and the arguments are looked up by name in any
+order and checked against it before anything runs: a missing or unknown
+argument (with the closest name), a wrong dtype, a wrong extent of a
+symbol, an --output of the wrong dtype (exit 2, SP_EARG_SIGNATURE naming
+the argument).
+
+usage: check_run_file.py SIMPLER ORCH.so KERNELS.so WORKDIR [--signature]"""
 import json
 import os
 import re
@@ -81,10 +90,68 @@ def expect(text, pattern, what):
         failures.append(f"{what}: no /{pattern}/ in:\n{text[-2000:]}")
 
 
+def check_signature(simpler, pack, work):
+    signed = os.path.join(work, "signed.spc")
+    run(pack + ["-o", signed, "--args", "x:in:f32[n], y:in:f32[n], z:out:f32[n], tile:scalar"],
+        0, "pack --args")
+    x = [f32(0.125 * i) for i in range(N)]
+    y = [f32(7.0 - i) for i in range(N)]
+    want = [f32(2.0 * a + b) for a, b in zip(x, y)]
+    xp = write(os.path.join(work, "x.npy"), npy_bytes("<f4", (N,), struct.pack(f"<{N}f", *x)))
+    yp = write(os.path.join(work, "y.npy"), npy_bytes("<f4", (N,), struct.pack(f"<{N}f", *y)))
+    y64 = write(os.path.join(work, "y64.npy"), npy_bytes("<f8", (N,), struct.pack(f"<{N}d", *y)))
+    yshort = write(os.path.join(work, "yshort.npy"),
+                   npy_bytes("<f4", (N // 2,), struct.pack(f"<{N // 2}f", *y[:N // 2])))
+    save = os.path.join(work, "signed_out")
+    # Any order: the names say which is which.
+    args = ["--scalar", f"tile={TILE}", "--output", f"z={N}:f32", "--input", f"y={yp}",
+            "--input", f"x={xp}"]
+    for rt in ("hbg", "tmr"):
+        p = run([simpler, "run", signed, "--runtime", rt, "--save", save, "--json"] + args, 0,
+                f"signed run on {rt}")
+        try:
+            j = json.loads(p.stdout)
+        except ValueError:
+            j = {}
+        if j.get("result") != "PASS":
+            failures.append(f"signed run on {rt}: {p.stdout[:400]}")
+        _, data = read_npy(os.path.join(save, "z.npy"))
+        if list(struct.unpack(f"<{N}f", data[:4 * N])) != want:
+            failures.append(f"signed run on {rt}: z is not 2*x + y")
+
+    def refused(extra_args, pattern, what):
+        p = run([simpler, "run", signed] + extra_args, 2, what)
+        expect(p.stderr, pattern, what)
+
+    refused(args[:2] + args[4:], r"argument 'z' of the callable is missing", "missing z")
+    refused(args[2:] + ["--scalar", f"tlie={TILE}"], r"no argument 'tlie'.*did you mean tile\?",
+            "misspelt scalar")
+    refused([a if a != f"y={yp}" else f"y={y64}" for a in args],
+            r"^simpler: SP_EARG_SIGNATURE: .*'y'", "y of dtype f64")
+    refused([a if a != f"y={yp}" else f"y={yshort}" for a in args],
+            r"^simpler: SP_EARG_SIGNATURE: .*'y'", "y of the wrong length")
+    refused([a if a != f"z={N}:f32" else f"z={N}:f16" for a in args],
+            r"^simpler: SP_EARG_SIGNATURE: .*'z'", "z of dtype f16")
+    refused(args[2:] + ["--input", f"tile={xp}"], r"argument 'tile' is a scalar",
+            "a tensor for a scalar")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{'FAIL' if failures else 'PASS'}: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
 def main():
-    simpler, callable_file, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    simpler, orch, kernels, work = sys.argv[1:5]
+    signature = "--signature" in sys.argv[5:]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    callable_file = os.path.join(work, "quickstart.spc")
+    pack = [simpler, "pack", "--orch", orch, "--entry", "quickstart_orch", "--config",
+            "quickstart_config", "--kernel", f"0:aiv:{kernels}:qs_scale:ios", "--kernel",
+            f"1:aiv:{kernels}:qs_add:iie"]
+    run(pack + ["-o", callable_file], 0, "pack the quickstart")
+    if signature:
+        return check_signature(simpler, pack, work)
     x = [f32(0.5 * i - 100.0) for i in range(N)]
     y = [f32(3.0 - 0.25 * i) for i in range(N)]
     want = [f32(2.0 * a + b) for a, b in zip(x, y)]
