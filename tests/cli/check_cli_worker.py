@@ -7,6 +7,7 @@ executable holds no platform code (no sp_device_* / sim_* symbol) and
 does not link the platform library: it links libsimpler.so.
 
 usage: check_cli_worker.py SIMPLER"""
+import json
 import re
 import shutil
 import subprocess
@@ -47,8 +48,16 @@ def main():
     expect(out, r"SP_EMODULE.*libsimpler_nope_sim\.so does not exist", "info --runtime nope")
     out = run([simpler, "info", "--runtime", "../hbg"], 1)
     expect(out, r"SP_EINVAL", "info --runtime ../hbg")
-    out = run([simpler, "run", "vector_example", "--runtime", "nope"], 1)
-    expect(out, r"^FAIL vector_example runtime=nope .*status=SP_EMODULE", "run --runtime nope")
+    p = subprocess.run([simpler, "run", "vector_example", "--runtime", "nope", "--json"],
+                       capture_output=True, text=True, timeout=240)
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        j = {}
+    if p.returncode != 1 or j.get("result") != "FAIL" or j.get("status") != "SP_EMODULE" \
+            or j.get("runtime") != "nope":
+        failures.append(f"run --runtime nope --json: exit {p.returncode}, {p.stdout}{p.stderr}")
+    expect(p.stderr, r"^simpler: SP_EMODULE: .*libsimpler_nope_sim\.so", "run --runtime nope")
     if shutil.which("nm"):
         syms = subprocess.run(["nm", "--defined-only", simpler], capture_output=True, text=True,
                               timeout=60).stdout
