@@ -103,6 +103,9 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
     char name[64];
     const char *n = arg[0] == '-' && arg[1] == '-' ? arg + 2 : arg;
     snprintf(name, sizeof name, "%.*s", (int)strcspn(n, "="), n);
+    for (int i = 0; longopts && longopts[i].name; i++)
+        if (strcmp(longopts[i].name, name) == 0 && longopts[i].has_arg == no_argument)
+            return cli_usage_error(cmd, "option '--%s' takes no value", name);
     const char *names[64];
     int count = 0;
     for (; longopts && longopts[count].name && count < 64; count++)

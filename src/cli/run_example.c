@@ -212,8 +212,10 @@ int run_example(const run_opts *o)
         r.wrong = true;
         r.why = "an output file could not be written";
     }
-    if (r.status)
+    if (r.status) {
         run_print_status(o, r.status, werr);
+        r.error = werr;
+    }
     for (uint32_t i = 0; r.status == SP_OK && i < inst.args.tensor_count; i++) {
         uint8_t d = inst.args.dirs[i];
         if ((d == SP_OUT || d == SP_INOUT || d == SP_OUT_EXISTING) &&

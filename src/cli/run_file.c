@@ -390,8 +390,10 @@ int run_file(const run_opts *o)
         r.wrong = true;
         r.why = "an output file could not be written";
     }
-    if (r.status)
+    if (r.status) {
         run_print_status(o, r.status, werr);
+        r.error = werr;
+    }
     for (uint32_t i = 0; r.status == SP_OK && i < f->args.tensor_count; i++)
         if (is_written(f->args.dirs[i])) {
             r.output_names[r.output_count] = f->names[i];

@@ -78,6 +78,10 @@ void run_report_json(const run_report *r, FILE *out)
         fputs(",\"case\":", out);
         json_string(out, r->case_name);
     }
+    if (r->status && r->error) {
+        fputs(",\"error\":", out);
+        json_string(out, r->error);
+    }
     if (r->why) {
         fputs(",\"why\":", out);
         json_string(out, r->why);

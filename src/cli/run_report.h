@@ -19,6 +19,7 @@ typedef struct run_report {
     const char *runtime;   /* as asked for */
     const char *case_name; /* examples; NULL for files */
     int status;            /* the run's status (or the failing open / register's) */
+    const char *error;     /* its message (also printed on stderr) */
     bool wrong;            /* it ran, but the result (or writing a file) failed */
     const char *why;       /* what was wrong */
     sp_run_stats st;       /* of the last round */
