@@ -271,6 +271,14 @@ int npy_read(const char *path, npy_array *out, char *err, size_t err_len)
         goto out;
     }
     header[hlen] = '\0';
+    /* numpy writes ASCII (3.0 allows UTF-8 in field names, which simpler's
+     * dtypes never have); anything else is not a header: never echoed. */
+    for (uint32_t i = 0; i < hlen; i++)
+        if ((unsigned char)header[i] < 0x20 ? header[i] != '\n' && header[i] != '\t'
+                                            : (unsigned char)header[i] > 0x7e) {
+            snprintf(err, err_len, "the header is not text (byte %u)", i);
+            goto out;
+        }
     const char *descr = header_value(header, "descr");
     const char *fortran = header_value(header, "fortran_order");
     const char *shape = header_value(header, "shape");
