@@ -4,9 +4,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "simpler/status.h"
@@ -222,6 +225,41 @@ bool run_opts_wants_trace(const run_opts *o)
     return o->trace_json || o->swimlane || o->deps || o->stats;
 }
 
+/* Can a file be created at `path` (its directory exists and is writable)?
+ * Checked before the run, so a long run is not lost to a typo'd directory;
+ * the write itself can still fail (and is then exit 3 too). */
+static bool can_create(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return access(".", W_OK | X_OK) == 0;
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+    return access(dir, W_OK | X_OK) == 0;
+}
+
+static int check_outputs(const run_opts *o)
+{
+    const struct {
+        const char *path, *opt;
+    } outs[] = {{o->trace_json, "--trace"}, {o->swimlane, "--swimlane"}, {o->deps, "--deps"}};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (outs[i].path && !can_create(outs[i].path))
+            return cli_io_error("write '%s' (%s): %s", outs[i].path, outs[i].opt, strerror(errno));
+    if (!o->save_dir)
+        return 0;
+    struct stat st;
+    if (stat(o->save_dir, &st) != 0)
+        return can_create(o->save_dir)
+                   ? 0
+                   : cli_io_error("create '%s' (--save): %s", o->save_dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_io_error("write into '%s' (--save): not a directory", o->save_dir);
+    if (access(o->save_dir, W_OK | X_OK) != 0)
+        return cli_io_error("write into '%s' (--save): %s", o->save_dir, strerror(errno));
+    return 0;
+}
+
 /* The checks that need no device: combinations, and options of one runtime
  * or one form given to the other. */
 static int check(run_opts *o)
@@ -245,7 +283,7 @@ static int check(run_opts *o)
                    o->target);
     if (o->trace_cost && o->json)
         return bad("%s", "--trace-cost prints a text report: it does not combine with --json");
-    return 0;
+    return check_outputs(o);
 }
 
 int run_opts_parse(int argc, char **argv, run_opts *o)

@@ -138,11 +138,18 @@ def main():
 
     # Exit 3: a file that cannot be written or read.
     missing = os.path.join(work, "no", "such", "dir")
+    # Before the run: a directory that does not exist (nothing runs) ...
     p = run([simpler, "run", "vector_example", "--trace", os.path.join(missing, "t.json")], 3)
-    expect(p.stderr, r"^simpler: cannot write .*t\.json", "unwritable --trace")
-    expect(p.stdout, r"^FAIL vector_example", "unwritable --trace: FAIL line")
+    expect(p.stderr, r"^simpler: cannot write .*t\.json' \(--trace\)", "unwritable --trace")
+    if p.stdout:
+        failures.append(f"unwritable --trace: something ran: {p.stdout}")
     p = run([simpler, "run", "vector_example", "--save", os.path.join(missing, "out")], 3)
     expect(p.stderr, r"^simpler: cannot create", "unwritable --save")
+    # ... and after it: the path is a directory (the write itself fails).
+    for opt in ("--trace", "--swimlane", "--deps"):
+        p = run([simpler, "run", "vector_example", opt, work], 3, f"{opt} DIR")
+        expect(p.stderr, rf"^simpler: cannot write '{re.escape(work)}' \({opt}\)", f"{opt} DIR")
+        expect(p.stdout, r"^FAIL vector_example .*could not be written", f"{opt} DIR: FAIL line")
     p = run([simpler, "run", "paged_attention", "--param",
              "context_lens=@" + os.path.join(missing, "lens")], 3)
     expect(p.stderr, r"^simpler: cannot read", "unreadable --param @FILE")
