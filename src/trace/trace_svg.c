@@ -16,9 +16,9 @@
 #define SVG_W 1200.0
 #define LABEL_W 120.0
 #define RIGHT_W 20.0
-#define LANE_H 22.0
-#define BAR_H 13.0  /* the bars' height in a core lane; the queue strip is below */
-#define STRIP_H 6.0 /* the queued strip */
+#define LANE_H 26.0
+#define BAR_H 14.0  /* the bars' height in a core lane; the queue strip is below */
+#define STRIP_H 9.0 /* the queued strip */
 #define TOP_H 64.0
 
 typedef struct ival {
@@ -150,7 +150,7 @@ static void lane_frame(const svg *s, double y, const char *fill, const char *lab
     fprintf(s->f,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
             "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-            LABEL_W, y, s->plot_w, LANE_H, fill, LABEL_W - 6, y + LANE_H - 7, label);
+            LABEL_W, y, s->plot_w, LANE_H, fill, LABEL_W - 6, y + BAR_H, label);
 }
 
 /* A mark with a hover text that is not a task bar (the task bars are the
