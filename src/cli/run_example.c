@@ -204,7 +204,7 @@ int run_example(const run_opts *o)
         io = save_tensors(&inst, o->save_dir);
     char *stats_text = NULL;
     if (!io && r.status == SP_OK && !r.wrong && run_opts_wants_trace(o)) {
-        io = run_trace_write(o, w, &r.st, callable, &stats_text);
+        io = run_trace_write(o, w, &stats_text);
         r.trace = sp_worker_last_trace(w);
         r.stats_text = stats_text;
     }

@@ -382,7 +382,7 @@ int run_file(const run_opts *o)
     if (r.status == SP_OK && o->save_dir)
         io = save_outputs(f, o->save_dir);
     if (!io && r.status == SP_OK && run_opts_wants_trace(o)) {
-        io = run_trace_write(o, w, &r.st, o->target, &stats_text);
+        io = run_trace_write(o, w, &stats_text);
         r.trace = sp_worker_last_trace(w);
         r.stats_text = stats_text;
     }
