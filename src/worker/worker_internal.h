@@ -71,6 +71,11 @@ struct sp_worker {
     /* The caller's settings, filled from the environment once at open
      * (settings.c): this worker's own, whatever another worker was given. */
     sp_settings settings;
+    /* This worker's log sink (log_route.c): NULL for none; log_next links
+     * the workers that have one, newest first. */
+    sp_log_sink log_sink;
+    void *log_user;
+    struct sp_worker *log_next;
 
     char last_error[640];
     sp_run_trace trace;       /* the last waited run's trace (sp_worker_last_trace) */
@@ -94,6 +99,16 @@ const char *wk_env_trace_path(void);
 /* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
  * its range (the ranges of the environment variables). */
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
+
+/* log_route.c: the worker's own lines go to its sink, the lines of code
+ * that knows no worker (module, device, settings) to the newest open
+ * worker's sink, else stderr. add registers w's sink (NULL: none) and
+ * binds the library's logger to the route; remove unregisters it (after
+ * it returns the sink is not called again). */
+void wk_log_route_add(sp_worker *w, sp_log_sink sink, void *user);
+void wk_log_route_remove(sp_worker *w);
+void wk_log_route_line(int level, const char *line, void *user);
+void wk_log(sp_worker *w, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Start / stop the lane thread that launches queued runs in order. */
 int wk_lane_start(sp_worker *w);
