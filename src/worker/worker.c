@@ -160,6 +160,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
         return;
     }
     wk_trace_free(w);
+    wk_signature_free_all(w);
     if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
         /* A launched run never finished: the device side still uses the
          * context, the run storage and the module's code. Keep them. */
@@ -182,7 +183,12 @@ SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void 
     if (!w)
         return SP_EINVAL;
     int rc = w->m.simpler_register_callable(w->ctx, id, blob, size);
-    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
+    if (rc)
+        return worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
+    rc = wk_signature_register(w, id, blob, size);
+    if (rc)
+        w->m.simpler_unregister_callable(w->ctx, id);
+    return rc;
 }
 
 SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const char *path)
@@ -207,6 +213,8 @@ SP_EXPORT int sp_worker_unregister_callable(sp_worker *w, uint32_t id)
     if (!w)
         return SP_EINVAL;
     int rc = w->m.simpler_unregister_callable(w->ctx, id);
+    if (rc == SP_OK)
+        wk_signature_drop(w, id);
     return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
 }
 

@@ -10,6 +10,10 @@
 #include "simpler/worker.h"
 #include "worker/module_loader.h"
 
+/* Callable ids the worker keeps an argument signature for (the modules'
+ * own limit: an id at or past it is refused at registration). */
+#define WK_MAX_CALLABLES 256u
+
 /* A lease goes FREE -> RESERVED (being prepared) -> PREPARED (queued) ->
  * RUNNING (launched by the lane) -> DONE (result kept) -> FREE (waited). */
 enum {
@@ -63,6 +67,10 @@ struct sp_worker {
 
     char last_error[640];
     sp_run_trace trace; /* the last waited run's trace (sp_worker_last_trace) */
+
+    /* Per callable id: its parsed argument signature, or NULL (none
+     * declared); read and swapped under submit_lock (arg_check.c). */
+    struct sp_callable_signature *signature[WK_MAX_CALLABLES];
 };
 
 /* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
@@ -80,5 +88,14 @@ bool wk_lane_stop(sp_worker *w);
 void wk_lease_trace_capture(sp_worker *w, wk_lease *l);
 void wk_lease_trace_take(sp_worker *w, wk_lease *l);
 void wk_trace_free(sp_worker *w);
+
+/* arg_check.c: keep the argument signature of a callable the module has
+ * just registered (0, or SP_ENOMEM with last_error set), drop it at
+ * unregister, free all at close; check a run's arguments before it is
+ * prepared (0, or SP_EARG_SIGNATURE with the argument named in last_error). */
+int wk_signature_register(sp_worker *w, uint32_t id, const void *blob, size_t size);
+void wk_signature_drop(sp_worker *w, uint32_t id);
+void wk_signature_free_all(sp_worker *w);
+int wk_signature_check(sp_worker *w, uint32_t id, const sp_args *args);
 
 #endif
