@@ -209,9 +209,8 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
         .checksum = 0, /* set last, over the finished bytes */
         .orch = {bins[0].offset, bins[0].size},
         .strings = {strings_off, strings},
-        .orch_args = spec->orch_args && *spec->orch_args
-                         ? put_string(table, &used, spec->orch_args)
-                         : SP_CALLABLE_NO_STRING,
+        .orch_args = spec->orch_args && *spec->orch_args ? put_string(table, &used, spec->orch_args)
+                                                         : SP_CALLABLE_NO_STRING,
         .reserved = 0,
     };
     memcpy(blob, &h, sizeof h);
@@ -265,8 +264,8 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
         for (int j = 0; j < 2 && !rc; j++) {
             if (!names[j])
                 continue;
-            rc = sp__elf_find_export(blob + bins[i].offset, bins[i].size, names[j], why,
-                                     sizeof why);
+            rc =
+                sp__elf_find_export(blob + bins[i].offset, bins[i].size, names[j], why, sizeof why);
             if (!rc)
                 continue;
             free(blob);

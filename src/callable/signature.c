@@ -102,8 +102,8 @@ static const struct {
     const char *name;
     uint8_t dir;
 } dir_names[] = {
-    {"in", SP_IN},          {"out", SP_OUT},       {"inout", SP_INOUT},
-    {"out_existing", SP_OUT_EXISTING}, {"no_dep", SP_NO_DEP},
+    {"in", SP_IN},         {"out", SP_OUT}, {"inout", SP_INOUT}, {"out_existing", SP_OUT_EXISTING},
+    {"no_dep", SP_NO_DEP},
 };
 
 static const char *dir_name(unsigned dir)
@@ -347,14 +347,12 @@ SP_EXPORT int sp_callable_check_args(const sp_callable_signature *sig, const sp_
     char names[160];
     if (args->tensor_count != sig->tensor_count)
         return ARG_FAIL(err, err_len,
-                        "the run gives %" PRIu32 " tensors, the callable declares %" PRIu32
-                        " (%s)",
+                        "the run gives %" PRIu32 " tensors, the callable declares %" PRIu32 " (%s)",
                         args->tensor_count, sig->tensor_count,
                         name_list(sig->tensors, sig->tensor_count, names, sizeof names));
     if (args->scalar_count != sig->scalar_count)
         return ARG_FAIL(err, err_len,
-                        "the run gives %" PRIu32 " scalars, the callable declares %" PRIu32
-                        " (%s)",
+                        "the run gives %" PRIu32 " scalars, the callable declares %" PRIu32 " (%s)",
                         args->scalar_count, sig->scalar_count,
                         name_list(sig->scalars, sig->scalar_count, names, sizeof names));
     /* Each symbol's extent and the argument that bound it first. */
@@ -372,7 +370,8 @@ SP_EXPORT int sp_callable_check_args(const sp_callable_signature *sig, const sp_
                             a->name, i, dir_name(args->dirs[i]), dir_name(a->dir));
         if (a->dtype != SP_CALLABLE_DTYPE_ANY && t->dtype != a->dtype)
             return ARG_FAIL(err, err_len,
-                            "argument '%s' (tensor %" PRIu32 "): dtype %s, the callable declares %s",
+                            "argument '%s' (tensor %" PRIu32
+                            "): dtype %s, the callable declares %s",
                             a->name, i, sp_dtype_name(t->dtype), sp_dtype_name(a->dtype));
         if (a->ndim < 0)
             continue;

@@ -51,10 +51,9 @@ static int check_header(checker *c)
                    "bad magic 0x%016" PRIx64 " (expected 0x%016llx, \"SMPRCALL\"); not a callable",
                    h->magic, SP_CALLABLE_MAGIC);
     if (h->version < SP_CALLABLE_VERSION_MIN || h->version > SP_CALLABLE_VERSION)
-        return BAD(c,
-                   "format version %" PRIu32
-                   " is not supported (this simpler reads versions %u to %u)",
-                   h->version, SP_CALLABLE_VERSION_MIN, SP_CALLABLE_VERSION);
+        return BAD(
+            c, "format version %" PRIu32 " is not supported (this simpler reads versions %u to %u)",
+            h->version, SP_CALLABLE_VERSION_MIN, SP_CALLABLE_VERSION);
     /* Version 2 ends before orch_args: its header is 8 bytes shorter. */
     uint32_t want = h->version == 2 ? SP_CALLABLE_HEADER_V2_BYTES : sizeof(sp_callable_header);
     if (h->header_bytes != want)

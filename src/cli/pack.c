@@ -24,37 +24,37 @@
 
 static void pack_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: simpler pack -o OUT.spc --orch PATH --entry NAME [--config NAME]\n"
-            "                    [--kernel FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE]]...\n"
-            "                    [--args TEXT] [--header OUT.h]\n"
-            "       simpler pack --header OUT.h [--kernel FUNC_ID:aic|aiv:-:ENTRY]... [--args "
-            "TEXT]\n"
-            "       simpler pack --show FILE.spc\n"
-            "\n"
-            "Pack an orchestration and its kernels into one callable blob. Every entry\n"
-            "and config must be a function its shared object exports (checked here).\n"
-            "\n"
-            "  -o, --output FILE    the callable to write (through a temporary: a failed\n"
-            "                       pack leaves no file)\n"
-            "      --orch PATH      the orchestration shared object\n"
-            "      --entry NAME     its entry function (SP_ORCHESTRATION)\n"
-            "      --config NAME    its config function (SP_ORCH_CONFIG), if any\n"
-            "      --kernel SPEC    FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE], once per kernel;\n"
-            "                       PATH must not contain ':'. SIGNATURE: one character per\n"
-            "                       argument: i in, o out, x inout, e out-existing, n no-dep,\n"
-            "                       s scalar (empty: unchecked)\n"
-            "      --args TEXT      the orchestration's argument signature, checked on every\n"
-            "                       run, e.g. \"x:in:f32[n],y:in:f32[n],z:out:f32[n],tile:scalar\"\n"
-            "                       (NAME:DIR:DTYPE[DIMS] per tensor, then NAME:scalar[:DTYPE])\n"
-            "      --header FILE    write a C header with SP_FUNC_<ENTRY> <func_id> per kernel\n"
-            "                       and SP_ARG_<name> / SP_SCALAR_<name> <index> per argument;\n"
-            "                       without -o no shared object is read (PATH may be '-')\n"
-            "      --show FILE      validate a callable and print what it holds\n"
-            "  -h, --help           this text\n"
-            "\n"
-            "Exit status: 0 packed, 1 refused (named status), 2 usage error, 3 a file could\n"
-            "not be read or written.\n");
+    fprintf(
+        f, "usage: simpler pack -o OUT.spc --orch PATH --entry NAME [--config NAME]\n"
+           "                    [--kernel FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE]]...\n"
+           "                    [--args TEXT] [--header OUT.h]\n"
+           "       simpler pack --header OUT.h [--kernel FUNC_ID:aic|aiv:-:ENTRY]... [--args "
+           "TEXT]\n"
+           "       simpler pack --show FILE.spc\n"
+           "\n"
+           "Pack an orchestration and its kernels into one callable blob. Every entry\n"
+           "and config must be a function its shared object exports (checked here).\n"
+           "\n"
+           "  -o, --output FILE    the callable to write (through a temporary: a failed\n"
+           "                       pack leaves no file)\n"
+           "      --orch PATH      the orchestration shared object\n"
+           "      --entry NAME     its entry function (SP_ORCHESTRATION)\n"
+           "      --config NAME    its config function (SP_ORCH_CONFIG), if any\n"
+           "      --kernel SPEC    FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE], once per kernel;\n"
+           "                       PATH must not contain ':'. SIGNATURE: one character per\n"
+           "                       argument: i in, o out, x inout, e out-existing, n no-dep,\n"
+           "                       s scalar (empty: unchecked)\n"
+           "      --args TEXT      the orchestration's argument signature, checked on every\n"
+           "                       run, e.g. \"x:in:f32[n],y:in:f32[n],z:out:f32[n],tile:scalar\"\n"
+           "                       (NAME:DIR:DTYPE[DIMS] per tensor, then NAME:scalar[:DTYPE])\n"
+           "      --header FILE    write a C header with SP_FUNC_<ENTRY> <func_id> per kernel\n"
+           "                       and SP_ARG_<name> / SP_SCALAR_<name> <index> per argument;\n"
+           "                       without -o no shared object is read (PATH may be '-')\n"
+           "      --show FILE      validate a callable and print what it holds\n"
+           "  -h, --help           this text\n"
+           "\n"
+           "Exit status: 0 packed, 1 refused (named status), 2 usage error, 3 a file could\n"
+           "not be read or written.\n");
 }
 
 /* FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE], split in place in `text`. */
@@ -115,6 +115,13 @@ static int write_file(const char *out, const void *bytes, size_t size)
     }
     free(tmp);
     return rc;
+}
+
+/* A file that could not be read: exit 3, "simpler: cannot open ..." (the
+ * reader's message already starts with "cannot"). */
+static int read_error(const char *err)
+{
+    return cli_io_error("%s", strncmp(err, "cannot ", 7) == 0 ? err + 7 : err);
 }
 
 /* A growing text buffer for the header. */
@@ -230,7 +237,7 @@ static int show(const char *path)
     char err[512];
     int rc = callable_read_file(path, "callable", &blob, &size, err, sizeof err);
     if (rc)
-        return rc == SP_ESYS ? cli_io_error("read %s", err) : cli_fail(rc, "%s", err);
+        return rc == SP_ESYS ? read_error(err) : cli_fail(rc, "%s", err);
     sp_callable_view v;
     rc = sp_callable_validate(blob, size, &v, err, sizeof err);
     if (rc) {
@@ -243,7 +250,8 @@ static int show(const char *path)
      * calls the callable valid. */
     for (uint32_t i = 0; i <= h->kernel_count; i++) {
         const sp_callable_section *b = i == 0 ? &h->orch : &v.kernels[i - 1].binary;
-        const char *names[2] = {i == 0 ? v.orch_entry : sp_callable_string(&v, v.kernels[i - 1].entry),
+        const char *names[2] = {i == 0 ? v.orch_entry
+                                       : sp_callable_string(&v, v.kernels[i - 1].entry),
                                 i == 0 ? v.orch_config : NULL};
         rc = sp__elf_check(v.base + b->offset, b->size, err, sizeof err);
         for (int j = 0; j < 2 && !rc; j++)
@@ -284,11 +292,16 @@ static int show(const char *path)
 enum { OPT_ORCH = 256, OPT_ENTRY, OPT_CONFIG, OPT_KERNEL, OPT_ARGS, OPT_HEADER, OPT_SHOW };
 
 static const struct option long_options[] = {
-    {"output", required_argument, NULL, 'o'},    {"orch", required_argument, NULL, OPT_ORCH},
-    {"entry", required_argument, NULL, OPT_ENTRY}, {"config", required_argument, NULL, OPT_CONFIG},
-    {"kernel", required_argument, NULL, OPT_KERNEL}, {"args", required_argument, NULL, OPT_ARGS},
-    {"header", required_argument, NULL, OPT_HEADER}, {"show", required_argument, NULL, OPT_SHOW},
-    {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+    {"output", required_argument, NULL, 'o'},
+    {"orch", required_argument, NULL, OPT_ORCH},
+    {"entry", required_argument, NULL, OPT_ENTRY},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"args", required_argument, NULL, OPT_ARGS},
+    {"header", required_argument, NULL, OPT_HEADER},
+    {"show", required_argument, NULL, OPT_SHOW},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* "unknown option '--entyr' (did you mean --entry?)". */
@@ -384,10 +397,10 @@ int cli_pack(int argc, char **argv)
         else
             rc = show(show_path);
     } else if (!out && !header) {
-        rc = cli_usage_error("pack", "give -o OUT.spc (with --orch and --entry), --header OUT.h "
-                                     "or --show FILE.spc");
+        rc = cli_usage_error("pack", "-o, --orch and --entry are required (or --header OUT.h "
+                                     "alone, or --show FILE.spc)");
     } else if (out && (!spec.orch_path || !spec.orch_entry)) {
-        rc = cli_usage_error("pack", "-o needs --orch and --entry");
+        rc = cli_usage_error("pack", "-o needs --orch and --entry: both are required");
     } else {
         /* The header first: a build runs the header-only form before the
          * orchestration compiles and packs after, with the same kernels. */
@@ -399,7 +412,7 @@ int cli_pack(int argc, char **argv)
             char err[512];
             int st = sp_callable_build(&spec, &blob, &size, err, sizeof err);
             if (st == SP_ESYS) {
-                rc = cli_io_error("read %s", err);
+                rc = read_error(err);
             } else if (st) {
                 rc = cli_fail(st, "%s", err);
             } else {

@@ -401,8 +401,8 @@ static int find_symbol(elf *e, const char *name, Elf64_Sym *out)
         uint32_t nchain = read_u32(hdr + 4);
         for (uint32_t i = 1; i < nchain; i++) {
             if (!symbol_at(e, i, out))
-                return bad(e, "dynamic symbol %" PRIu32 " of %" PRIu32 " is not inside the file",
-                           i, nchain),
+                return bad(e, "dynamic symbol %" PRIu32 " of %" PRIu32 " is not inside the file", i,
+                           nchain),
                        -1;
             if (symbol_named(e, out, name, len))
                 return 1;
@@ -413,8 +413,7 @@ static int find_symbol(elf *e, const char *name, Elf64_Sym *out)
     return -1;
 }
 
-int sp__elf_find_export(const void *bytes, size_t size, const char *name, char *why,
-                        size_t why_len)
+int sp__elf_find_export(const void *bytes, size_t size, const char *name, char *why, size_t why_len)
 {
     if (!name || !*name) {
         elf e = {.why = why, .why_len = why_len};
@@ -446,14 +445,14 @@ int sp__elf_find_export(const void *bytes, size_t size, const char *name, char *
     }
     if (type != STT_FUNC && type != STT_GNU_IFUNC) {
         if (why && why_len)
-            snprintf(why, why_len, "'%s' is exported but is not a function (symbol type %u)",
-                     name, type);
+            snprintf(why, why_len, "'%s' is exported but is not a function (symbol type %u)", name,
+                     type);
         return SP_EMODULE_SYMBOL;
     }
     return SP_OK;
 missing:
     if (why && why_len)
-        snprintf(why, why_len, "does not export '%s' (not a defined, visible symbol of its .dynsym)",
-                 name);
+        snprintf(why, why_len,
+                 "does not export '%s' (not a defined, visible symbol of its .dynsym)", name);
     return SP_EMODULE_SYMBOL;
 }

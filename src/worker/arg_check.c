@@ -32,8 +32,8 @@ int wk_signature_register(sp_worker *w, uint32_t id, const void *blob, size_t si
         int rc = sp_callable_parse_signature(v.orch_args, sig, err, sizeof err);
         if (rc) { /* the validator parsed it: only a library bug gets here */
             free(sig);
-            snprintf(w->last_error, sizeof w->last_error, "callable %u: argument signature: %s",
-                     id, err);
+            snprintf(w->last_error, sizeof w->last_error, "callable %u: argument signature: %s", id,
+                     err);
             return SP_EBLOB;
         }
     }

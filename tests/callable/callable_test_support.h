@@ -68,7 +68,10 @@ static inline void fill_elf(uint8_t *p, size_t n, uint8_t seed, const char *cons
     };
     Elf64_Phdr ph[2] = {
         {.p_type = PT_LOAD, .p_filesz = n, .p_memsz = n, .p_align = 4096},
-        {.p_type = PT_DYNAMIC, .p_offset = dyn_at, .p_vaddr = dyn_at, .p_filesz = 96,
+        {.p_type = PT_DYNAMIC,
+         .p_offset = dyn_at,
+         .p_vaddr = dyn_at,
+         .p_filesz = 96,
          .p_memsz = 96},
     };
     Elf64_Dyn dyn[6] = {{.d_tag = DT_STRTAB, .d_un.d_ptr = str_at},
@@ -100,8 +103,7 @@ static inline void fill_elf(uint8_t *p, size_t n, uint8_t seed, const char *cons
 }
 
 /* fill_elf exporting the one or two names given. */
-#define fill_pattern(p, n, seed, ...)                                                              \
-    fill_elf(p, n, seed, (const char *const[]){__VA_ARGS__, NULL})
+#define fill_pattern(p, n, seed, ...) fill_elf(p, n, seed, (const char *const[]){__VA_ARGS__, NULL})
 
 /* Recompute the checksum after a test edited a field on purpose, so the
  * validator reaches the check the test is about (a blob shorter than the

@@ -95,6 +95,8 @@ Test(sample_callable, cli_repack_is_byte_identical)
     free(b);
 }
 
+static void assert_one_error(const char *out);
+
 Test(sample_callable, cli_show_prints_the_contents)
 {
     char out[8192];
@@ -123,7 +125,20 @@ Test(sample_callable, cli_show_reports_a_corrupt_blob)
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert_not_null(strstr(out, "SP_EBLOB"), "%s", out);
     cr_assert_not_null(strstr(out, "version 99 is not supported"), "%s", out);
-    cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
+    assert_one_error(out);
+}
+
+/* Issue 14: an error is printed once, "simpler: <STATUS>: <message>", then
+ * its hint on the next line, and nothing else. */
+static void assert_one_error(const char *out)
+{
+    const char *first = strstr(out, "simpler: ");
+    cr_assert_eq(first, out, "starts with the error: %s", out);
+    cr_assert_null(strstr(first + 1, "simpler: "), "printed once: %s", out);
+    const char *nl = strchr(out, '\n');
+    cr_assert_not_null(nl, "%s", out);
+    cr_assert_eq(strncmp(nl + 1, "  hint: ", 8), 0, "then its hint: %s", out);
+    cr_assert_eq(strchr(nl + 1, '\n'), out + strlen(out) - 1, "two lines: %s", out);
 }
 
 static void write_file(const char *path, const void *bytes, size_t size)
@@ -191,7 +206,8 @@ Test(sample_callable, cli_errors_are_one_line_with_exit_1)
     remove(SP_SAMPLE_WORK_DIR "/x.spc");
     int rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/x.spc' --orch /no/such.so --entry e", out,
                          sizeof out);
-    cr_assert_eq(rc, 1, "%s", out);
+    /* Issue 14: a file that cannot be read is an I/O failure, exit 3. */
+    cr_assert_eq(rc, 3, "%s", out);
     cr_assert_not_null(strstr(out, "'/no/such.so'"), "%s", out);
     cr_assert_not_null(strstr(out, "No such file"), "%s", out);
     cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
