@@ -13,14 +13,12 @@
 #include "simpler/status.h"
 #include "worker/worker_internal.h"
 
-int wk_signature_register(sp_worker *w, uint32_t id, const void *blob, size_t size)
+int wk_signature_register(sp_worker *w, uint32_t id, const char *text)
 {
     if (id >= WK_MAX_CALLABLES)
         return SP_OK; /* the module refused it already; nothing to keep */
-    sp_callable_view v;
     sp_callable_signature *sig = NULL;
-    /* The module validated the blob; this only finds the signature text. */
-    if (sp_callable_validate(blob, size, &v, NULL, 0) == SP_OK && v.orch_args) {
+    if (text) {
         sig = malloc(sizeof *sig);
         if (!sig) {
             snprintf(w->last_error, sizeof w->last_error,
@@ -29,7 +27,7 @@ int wk_signature_register(sp_worker *w, uint32_t id, const void *blob, size_t si
             return SP_ENOMEM;
         }
         char err[256];
-        int rc = sp_callable_parse_signature(v.orch_args, sig, err, sizeof err);
+        int rc = sp_callable_parse_signature(text, sig, err, sizeof err);
         if (rc) { /* the validator parsed it: only a library bug gets here */
             free(sig);
             snprintf(w->last_error, sizeof w->last_error, "callable %u: argument signature: %s", id,
