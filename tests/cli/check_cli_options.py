@@ -155,16 +155,15 @@ def main():
     expect(p.stderr, r"^simpler: cannot read", "unreadable --param @FILE")
 
     # --param of any length: 33 context lengths (> 127 characters), given
-    # inline and from a file, on tmr (host_build_graph's heap is issue 14's
-    # other item).
+    # inline and from a file, on both runtimes.
     lens = ",".join(str(100 + 7 * i) for i in range(33))
     assert len(lens) > 127
     lens_file = os.path.join(work, "lens.txt")
     with open(lens_file, "w") as f:
         f.write(lens + "\n")
     small = ["--param", "heads=2"]
-    for value in (lens, "@" + lens_file):
-        j = run_json([simpler, "run", "paged_attention", "--case", "varlen", "--runtime", "tmr",
+    for rt, value in (("tmr", lens), ("hbg", "@" + lens_file)):
+        j = run_json([simpler, "run", "paged_attention", "--case", "varlen", "--runtime", rt,
                       "--param", "batch=33", "--param", "context_lens=" + value] + small, 0,
                      f"paged_attention context_lens={value[:20]}...")
         if j and j.get("result") != "PASS":
