@@ -9,6 +9,7 @@
  * be written is a warning, not a failed run. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,4 +377,29 @@ Test(trace_export, simpler_trace_environment)
     sp_worker_close(w);
     cr_assert_eq(access(mine, F_OK), 0);
     cr_assert_neq(access(path, F_OK), 0);
+}
+
+/* "-" writes to stdout (what `simpler run --stats` prints). */
+Test(trace_export, stats_to_stdout)
+{
+    sp_call_config cfg = {.trace_level = SP_TRACE_TASKS};
+    sp_run_stats st;
+    sp_worker *w = run_vector(TMR_MODULE, NULL, &cfg, NULL, &st);
+    char path[512];
+    work_path(path, sizeof path, "stdout.txt");
+    fflush(stdout);
+    int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(saved >= 0 && fd >= 0);
+    cr_assert_eq(dup2(fd, 1), 1);
+    int rc = sp_worker_write_trace(w, SP_TRACE_FORMAT_STATS, "-");
+    fflush(stdout);
+    dup2(saved, 1);
+    close(fd);
+    close(saved);
+    cr_assert_eq(rc, SP_OK, "%s", sp_worker_last_error(w));
+    char *t = slurp(path, NULL);
+    cr_assert(strncmp(t, "stats: tasks=5 ", 15) == 0, "%s", t);
+    cr_assert(strstr(t, "stats: kernel vec_mul count=1 "), "%s", t);
+    free(t);
+    sp_worker_close(w);
 }
