@@ -252,6 +252,15 @@ Test(trace_export, bad_input_is_named)
     one.record_count = 2; /* more than the buffer holds */
     cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_SVG, path, err, sizeof err), SP_EINVAL);
     one.record_count = 1;
+    rec.task = UINT64_MAX; /* not a run's: refused, not a table of 2^64 rows */
+    cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_DOT, path, err, sizeof err), SP_EINVAL);
+    cr_assert(strstr(err, "task id"), "%s", err);
+    rec.task = 0;
+    sp_trace_edge back = {.producer = 0, .consumer = 0};
+    one.edges = &back, one.edge_count = one.edge_cap = 1;
+    cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_DOT, path, err, sizeof err), SP_EINVAL);
+    cr_assert(strstr(err, "precede"), "%s", err);
+    one.edges = NULL, one.edge_count = one.edge_cap = 0;
     cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_JSON, WORK_DIR "/no/such/dir/t.json",
                                 err, sizeof err),
                  SP_ESYS);
