@@ -64,6 +64,7 @@ int wk_trace_open(sp_worker *w, const sp_worker_options *o, const char *module_p
     const char *path = o->trace_path ? o->trace_path : wk_env_trace_path();
     if (path && *path && !(w->trace_path = strdup(path)))
         return SP_ENOMEM;
+    pthread_mutex_init(&w->callables_lock, NULL); /* destroyed by wk_trace_free */
     /* libsimpler_<runtime>_<platform>.so names the runtime (discover.c). */
     const char *base = module_path ? strrchr(module_path, '/') : NULL;
     base = base ? base + 1 : module_path;
@@ -111,13 +112,16 @@ static int expand_path(const char *pattern, uint64_t seq, char *out, size_t len)
 
 static int write_last(sp_worker *w, int format, const char *path, char *err, size_t err_len)
 {
+    pthread_mutex_lock(&w->callables_lock); /* the names stay while they are written */
     const wk_callable *c = wk_callable_find(w, w->trace_callable);
     sp_trace_info info = {
         .runtime = w->runtime,
         .callable = c ? &c->view : NULL,
         .stats = &w->trace_stats,
     };
-    return sp_trace_write(&w->trace, &info, format, path, err, err_len);
+    int rc = sp_trace_write(&w->trace, &info, format, path, err, err_len);
+    pthread_mutex_unlock(&w->callables_lock);
+    return rc;
 }
 
 void wk_trace_autowrite(sp_worker *w)
@@ -154,6 +158,7 @@ void wk_trace_free(sp_worker *w)
 {
     free(w->trace_path);
     w->trace_path = NULL;
+    pthread_mutex_destroy(&w->callables_lock);
     free(w->trace.records);
     free(w->trace.edges);
     memset(&w->trace, 0, sizeof w->trace);
