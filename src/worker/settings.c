@@ -205,3 +205,11 @@ int wk_settings_check(const sp_settings *s, char *err, size_t err_len)
     }
     return SP_OK;
 }
+
+/* A path, not a number: not a field of sp_settings, but read here like
+ * the rest (sp_worker_options.trace_path's default). */
+const char *wk_env_trace_path(void)
+{
+    const char *p = getenv("SIMPLER_TRACE");
+    return p && *p ? p : NULL;
+}
