@@ -146,6 +146,9 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
         return worker_fail(w, SP_EUNUSABLE, "%s",
                            "an earlier run's device side never finished (SP_ESTALL): this worker "
                            "can only be closed");
+    int checked = wk_signature_check(w, callable_id, args);
+    if (checked)
+        return checked;
     pthread_mutex_lock(&w->submit_lock);
     wk_lease *l = NULL;
     uint32_t slot = 0;

@@ -90,8 +90,8 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     }
     rc = wk_module_open(module_path, &w->m, err, err_len);
     if (rc) {
-        wk_log_route_remove(w);
         free(w->trace_path);
+        wk_log_route_remove(w);
         pthread_mutex_destroy(&w->submit_lock);
         free(w);
         return rc;
@@ -169,6 +169,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
     }
     wk_trace_free(w);
     wk_callables_free(w);
+    wk_signature_free_all(w);
     if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
         /* A launched run never finished: the device side still uses the
          * context, the run storage and the module's code. Keep them. */
@@ -202,7 +203,12 @@ SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void 
         w->m.simpler_unregister_callable(w->ctx, id);
         return worker_fail(w, rc, "no host memory to keep callable %u (%zu bytes)", id, size);
     }
-    return SP_OK;
+    /* Its argument signature, parsed once, checks every run (arg_check.c). */
+    if ((rc = wk_signature_register(w, id, wk_callable_find(w, id)->view.orch_args)) != SP_OK) {
+        wk_callable_drop(w, id);
+        w->m.simpler_unregister_callable(w->ctx, id);
+    }
+    return rc;
 }
 
 SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const char *path)
@@ -230,6 +236,7 @@ SP_EXPORT int sp_worker_unregister_callable(sp_worker *w, uint32_t id)
     if (rc)
         return worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
     wk_callable_drop(w, id);
+    wk_signature_drop(w, id);
     return SP_OK;
 }
 

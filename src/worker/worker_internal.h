@@ -11,6 +11,10 @@
 #include "simpler/worker.h"
 #include "worker/module_loader.h"
 
+/* Callable ids the worker keeps an argument signature for (the modules'
+ * own limit: an id at or past it is refused at registration). */
+#define WK_MAX_CALLABLES 256u
+
 /* A lease goes FREE -> RESERVED (being prepared) -> PREPARED (queued) ->
  * RUNNING (launched by the lane) -> DONE (result kept) -> FREE (waited). */
 enum {
@@ -90,6 +94,10 @@ struct sp_worker {
     char *trace_path;
     uint64_t traces_written;
     char runtime[32]; /* from the module's file name (libsimpler_<rt>_<p>.so), or "" */
+
+    /* Per callable id: its parsed argument signature, or NULL (none
+     * declared); read and swapped under submit_lock (arg_check.c). */
+    sp_callable_signature *signature[WK_MAX_CALLABLES];
 };
 
 /* settings.c: SIMPLER_TRACE (the default of options.trace_path), NULL if
@@ -140,5 +148,15 @@ int wk_callable_keep(sp_worker *w, uint32_t id, const void *blob, size_t size);
 void wk_callable_drop(sp_worker *w, uint32_t id);
 const wk_callable *wk_callable_find(const sp_worker *w, uint32_t id);
 void wk_callables_free(sp_worker *w);
+
+/* arg_check.c: parse and keep the argument signature `text` (the kept
+ * callable's view.orch_args; NULL: none) of a callable the module has just
+ * registered (0, or SP_ENOMEM with last_error set), drop it at
+ * unregister, free all at close; check a run's arguments before it is
+ * prepared (0, or SP_EARG_SIGNATURE with the argument named in last_error). */
+int wk_signature_register(sp_worker *w, uint32_t id, const char *text);
+void wk_signature_drop(sp_worker *w, uint32_t id);
+void wk_signature_free_all(sp_worker *w);
+int wk_signature_check(sp_worker *w, uint32_t id, const sp_args *args);
 
 #endif
