@@ -131,14 +131,15 @@ void wk_trace_autowrite(sp_worker *w)
     uint64_t seq = w->traces_written++;
     char path[4096], err[512];
     if (expand_path(w->trace_path, seq, path, sizeof path)) {
-        SP_WARN("trace path '%s' is too long once expanded: run %llu's trace not written",
-                w->trace_path, (unsigned long long)seq);
+        wk_log(w, SP_LOG_WARN,
+               "trace path '%s' is too long once expanded: run %llu's trace not written",
+               w->trace_path, (unsigned long long)seq);
         return;
     }
     int format = sp_trace_format_of(path);
     int rc = write_last(w, format ? format : SP_TRACE_FORMAT_JSON, path, err, sizeof err);
     if (rc)
-        SP_WARN("%s: %s (the run itself is unaffected)", sp_status_name(rc), err);
+        wk_log(w, SP_LOG_WARN, "%s: %s (the run itself is unaffected)", sp_status_name(rc), err);
 }
 
 SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path)
