@@ -52,6 +52,20 @@ void sp__log_vformat(char *line, size_t len, int level, const char *fmt, va_list
         vsnprintf(line + n, len - (size_t)n, fmt, ap);
 }
 
+void sp__log_line(int level, const char *line)
+{
+    if (level < sp__log_level() || level >= SP_LOG_OFF || !line)
+        return;
+    sp_log_sink sink = atomic_load_explicit(&log_sink, memory_order_acquire);
+    if (sink) {
+        sink(level, line, atomic_load_explicit(&log_sink_user, memory_order_relaxed));
+        return;
+    }
+    /* No sink: the one default destination, for warnings and errors
+     * (the threshold defaults to warn). */
+    fprintf(stderr, "%s\n", line);
+}
+
 void sp__log(int level, const char *fmt, ...)
 {
     if (level < sp__log_level() || level >= SP_LOG_OFF)
@@ -61,12 +75,5 @@ void sp__log(int level, const char *fmt, ...)
     va_start(ap, fmt);
     sp__log_vformat(line, sizeof line, level, fmt, ap);
     va_end(ap);
-    sp_log_sink sink = atomic_load_explicit(&log_sink, memory_order_acquire);
-    if (sink) {
-        sink(level, line, atomic_load_explicit(&log_sink_user, memory_order_relaxed));
-        return;
-    }
-    /* No sink: the one default destination, for warnings and errors
-     * (the threshold defaults to warn). */
-    fprintf(stderr, "%s\n", line);
+    sp__log_line(level, line);
 }

@@ -18,6 +18,8 @@ void sp__log_set_level(int level);
 /* Send lines to `sink` instead of stderr; NULL restores stderr. */
 void sp__log_set_sink(sp_log_sink sink, void *user);
 void sp__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Deliver a line already formatted (sp__log_vformat) as sp__log does. */
+void sp__log_line(int level, const char *line);
 /* Format one line as sp__log does ("simpler warn: ..."), for code that
  * delivers lines of its own (the worker's per-worker sink). */
 void sp__log_vformat(char *line, size_t len, int level, const char *fmt, va_list ap)

@@ -2,7 +2,8 @@
  * (sp_worker_options.log_sink), the lines of code that knows no worker
  * (its module, the device, the settings reader) to the sink of the most
  * recently opened worker that gave one and is still open, and with no such
- * worker to stderr. This file is the library's one writer to stderr.
+ * worker to stderr. With common's logger (log.c, stderr when no sink is
+ * set) it is the library's only writer to stderr.
  *
  * The module's logger and the device's are the process's (one platform
  * library, DESIGN.md §11), so a device two workers share cannot tell whose
@@ -73,6 +74,6 @@ void wk_log(sp_worker *w, int level, const char *fmt, ...)
     va_end(ap);
     if (w && w->log_sink)
         w->log_sink(level, line, w->log_user);
-    else
-        wk_log_route_line(level, line, NULL);
+    else /* the process's logger: its sink is the route (or a test's) */
+        sp__log_line(level, line);
 }

@@ -90,7 +90,7 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     }
     rc = wk_module_open(module_path, &w->m, err, err_len);
     if (rc) {
-        free(w->trace_path);
+        wk_trace_free(w);
         wk_log_route_remove(w);
         pthread_mutex_destroy(&w->submit_lock);
         free(w);

@@ -86,7 +86,11 @@ struct sp_worker {
     uint32_t trace_callable;  /* ... the callable it ran */
     sp_run_stats trace_stats; /* ... and its figures */
 
-    wk_callable *callables; /* registered callables, unordered (callables.c) */
+    /* Registered callables, unordered (callables.c); the lock orders a
+     * register or unregister against a trace being written with their names
+     * in a waiting thread (per register and per traced run, never per task). */
+    pthread_mutex_t callables_lock;
+    wk_callable *callables;
     uint32_t callable_count, callable_cap;
 
     /* options.trace_path / SIMPLER_TRACE (the worker's copy), or NULL;
@@ -125,7 +129,8 @@ int wk_lane_start(sp_worker *w);
 bool wk_lane_stop(sp_worker *w);
 
 /* trace.c: copy a completed run's trace into its lease (before finalize),
- * hand it to the worker at wait, free every trace buffer at close. */
+ * hand it to the worker at wait, free every trace buffer (and the trace
+ * path, callables_lock: what wk_trace_open made) at close. */
 void wk_lease_trace_capture(sp_worker *w, wk_lease *l);
 void wk_lease_trace_take(sp_worker *w, wk_lease *l);
 void wk_trace_free(sp_worker *w);
@@ -143,7 +148,8 @@ const sp_call_config *wk_trace_config(const sp_worker *w, const sp_call_config *
 void wk_trace_autowrite(sp_worker *w);
 
 /* callables.c: keep a copy of a callable the module registered under `id`
- * (replacing one kept under it); forget it; find it (NULL: none). */
+ * (replacing one kept under it); forget it; find it (NULL: none; the caller
+ * holds callables_lock while it uses what it found). */
 int wk_callable_keep(sp_worker *w, uint32_t id, const void *blob, size_t size);
 void wk_callable_drop(sp_worker *w, uint32_t id);
 const wk_callable *wk_callable_find(const sp_worker *w, uint32_t id);

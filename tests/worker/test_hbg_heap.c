@@ -40,8 +40,9 @@ static sp_worker *open_hbg(uint64_t memory_bytes)
     sp_worker *w = NULL;
     char err[1024] = "";
     cr_assert_eq(sp_worker_open_runtime("hbg", NULL, &o, &w, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable_file(w, 0, SP_BUILD_DIR "/examples/paged_attention.spc"),
-                 SP_OK, "%s", sp_worker_last_error(w));
+    cr_assert_eq(
+        sp_worker_register_callable_file(w, 0, SP_BUILD_DIR "/examples/paged_attention.spc"), SP_OK,
+        "%s", sp_worker_last_error(w));
     return w;
 }
 

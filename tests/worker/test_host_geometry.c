@@ -21,8 +21,9 @@ static sp_worker *open_on(const char *rt, int device_id, uint32_t sched_threads)
     sp_worker *w = NULL;
     char err[1024] = "";
     cr_assert_eq(sp_worker_open_runtime(rt, NULL, &o, &w, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable_file(w, 0, SP_BUILD_DIR "/examples/vector_example.spc"),
-                 SP_OK, "%s", sp_worker_last_error(w));
+    cr_assert_eq(
+        sp_worker_register_callable_file(w, 0, SP_BUILD_DIR "/examples/vector_example.spc"), SP_OK,
+        "%s", sp_worker_last_error(w));
     return w;
 }
 
