@@ -205,3 +205,11 @@ int wk_settings_check(const sp_settings *s, char *err, size_t err_len)
     }
     return SP_OK;
 }
+
+/* SIMPLER_MODULE_PATH: directories (':'-separated) sp_worker_open_runtime
+ * searches before its defaults when the caller gives no module_dir. */
+const char *wk_env_module_path(void)
+{
+    const char *p = getenv("SIMPLER_MODULE_PATH");
+    return p && *p ? p : NULL;
+}

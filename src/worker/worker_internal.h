@@ -68,6 +68,8 @@ struct sp_worker {
 /* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
  * its range (the ranges of the environment variables). */
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
+/* settings.c: SIMPLER_MODULE_PATH, or NULL when unset or empty. */
+const char *wk_env_module_path(void);
 
 /* Start / stop the lane thread that launches queued runs in order. */
 int wk_lane_start(sp_worker *w);
