@@ -135,10 +135,11 @@ SP_EXPORT int sp_worker_open_runtime(const char *runtime, const char *platform,
     }
     if (!found) {
         snprintf(err, err_len,
-                 "no module for runtime '%s' on platform '%s': none of %s exists; point "
-                 "options.module_dir or SIMPLER_MODULE_PATH (directories separated by ':') "
-                 "at the directory that holds %s (installed: <prefix>/lib/simpler)",
-                 runtime, platform, ms.looked, file);
+                 "no module for runtime '%s' on platform '%s': %s does not exist in any place "
+                 "looked: %s; point options.module_dir or SIMPLER_MODULE_PATH (directories "
+                 "separated by ':') at the directory that holds it (installed: "
+                 "<prefix>/lib/simpler)",
+                 runtime, platform, file, ms.looked);
         return SP_EMODULE;
     }
     return sp_worker_open(ms.path, opt, out, err, err_len);
