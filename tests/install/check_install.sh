@@ -38,7 +38,9 @@ run() {
 
 version=$(sed -n 's/^#define SIMPLER_VERSION_STRING "\(.*\)"$/\1/p' "$src/include/simpler/version.h")
 abi=$(sed -n 's/^#define SIMPLER_ABI_VERSION \([0-9][0-9]*\)$/\1/p' "$src/include/simpler/version.h")
-[ -n "$version" ] && [ -n "$abi" ] || fail "cannot read the version from include/simpler/version.h"
+if [ -z "$version" ] || [ -z "$abi" ]; then
+  fail "cannot read the version from include/simpler/version.h"
+fi
 
 step "cmake --install into $prefix"
 run "$work/install.log" cmake --install "$build" --prefix "$prefix"
@@ -65,9 +67,9 @@ soname=$(readelf -d "$prefix/lib/libsimpler.so.$version" | sed -n 's/.*(SONAME).
 [ "$soname" = "libsimpler.so.$abi" ] || fail "SONAME '$soname', want libsimpler.so.$abi"
 runpath() { readelf -d "$1" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p'; }
 for f in "$prefix"/lib/simpler/*.so; do
-  [ "$(runpath "$f")" = '$ORIGIN' ] || fail "$f: RUNPATH '$(runpath "$f")', want \$ORIGIN"
+  [ "$(runpath "$f")" = "\$ORIGIN" ] || fail "$f: RUNPATH '$(runpath "$f")', want \$ORIGIN"
 done
-[ "$(runpath "$prefix/bin/simpler")" = '$ORIGIN/../lib' ] ||
+[ "$(runpath "$prefix/bin/simpler")" = "\$ORIGIN/../lib" ] ||
   fail "bin/simpler: RUNPATH '$(runpath "$prefix/bin/simpler")', want \$ORIGIN/../lib"
 for f in "$prefix"/lib/libsimpler.so.* "$prefix"/lib/simpler/*.so "$prefix"/bin/simpler; do
   if runpath "$f" | grep -qF "$build"; then fail "$f: RUNPATH names the build tree"; fi
