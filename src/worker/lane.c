@@ -181,6 +181,9 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
         .dispatch_id = l->dispatch_id,
         .run_epoch = l->epoch,
     };
+    l->callable_id = callable_id;
+    sp_call_config traced; /* with a trace path, every run is traced */
+    config = wk_trace_config(w, config, &traced);
     int rc = w->m.simpler_prepare_run(w->ctx, l->run, callable_id, args, config, &d);
     if (rc) {
         worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
@@ -250,6 +253,7 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
         worker_fail(w, rc, "%s", l->error);
     /* The slot is free again; this handle's generation is now stale. */
     sp__waitword_store(&l->state, LEASE_FREE);
+    wk_trace_autowrite(w); /* options.trace_path: nothing without one */
     return rc;
 }
 

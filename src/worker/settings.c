@@ -213,3 +213,11 @@ const char *wk_env_module_path(void)
     const char *p = getenv("SIMPLER_MODULE_PATH");
     return p && *p ? p : NULL;
 }
+
+/* A path, not a number: not a field of sp_settings, but read here like
+ * the rest (sp_worker_options.trace_path's default). */
+const char *wk_env_trace_path(void)
+{
+    const char *p = getenv("SIMPLER_TRACE");
+    return p && *p ? p : NULL;
+}

@@ -1,10 +1,15 @@
 /* The worker's side of tracing: after a run completes (before its
  * finalize) the lane copies the module's trace into the lease's buffers,
  * grown as needed and reused; the wait that releases the run hands them to
- * the worker, where sp_worker_last_trace reads them. */
+ * the worker, where sp_worker_last_trace reads them and
+ * sp_worker_write_trace exports them (src/trace) with the kernel names of
+ * the worker's copy of the callable. With a trace path (options.trace_path
+ * or SIMPLER_TRACE) every run is traced and each wait writes its file. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "simpler/status.h"
 #include "worker/worker_internal.h"
 
@@ -50,10 +55,105 @@ void wk_lease_trace_take(sp_worker *w, wk_lease *l)
     sp_run_trace mine = w->trace;
     w->trace = l->trace;
     l->trace = mine; /* the lease reuses the older buffers */
+    w->trace_callable = l->callable_id;
+    w->trace_stats = l->stats;
+}
+
+int wk_trace_open(sp_worker *w, const sp_worker_options *o, const char *module_path)
+{
+    const char *path = o->trace_path ? o->trace_path : wk_env_trace_path();
+    if (path && *path && !(w->trace_path = strdup(path)))
+        return SP_ENOMEM;
+    /* libsimpler_<runtime>_<platform>.so names the runtime (discover.c). */
+    const char *base = module_path ? strrchr(module_path, '/') : NULL;
+    base = base ? base + 1 : module_path;
+    const char *under = base ? strrchr(base, '_') : NULL;
+    if (base && under && strncmp(base, "libsimpler_", 11) == 0 && under > base + 11 &&
+        (size_t)(under - base - 11) < sizeof w->runtime)
+        snprintf(w->runtime, sizeof w->runtime, "%.*s", (int)(under - base - 11), base + 11);
+    return SP_OK;
+}
+
+const sp_call_config *wk_trace_config(const sp_worker *w, const sp_call_config *config,
+                                      sp_call_config *buf)
+{
+    if (!w->trace_path || (config && config->trace_level))
+        return config;
+    if (config)
+        *buf = *config;
+    else
+        memset(buf, 0, sizeof *buf);
+    buf->trace_level = SP_TRACE_TASKS;
+    return buf;
+}
+
+/* The trace path with each "%n" replaced by `seq` ("%%": a '%'). */
+static int expand_path(const char *pattern, uint64_t seq, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p; p++) {
+        int n;
+        if (p[0] == '%' && p[1] == 'n') {
+            n = snprintf(out + o, len - o, "%llu", (unsigned long long)seq);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            n = snprintf(out + o, len - o, "%%");
+            p++;
+        } else {
+            n = snprintf(out + o, len - o, "%c", *p);
+        }
+        if (n < 0 || (size_t)n >= len - o)
+            return -1;
+        o += (size_t)n;
+    }
+    return 0;
+}
+
+static int write_last(sp_worker *w, int format, const char *path, char *err, size_t err_len)
+{
+    const wk_callable *c = wk_callable_find(w, w->trace_callable);
+    sp_trace_info info = {
+        .runtime = w->runtime,
+        .callable = c ? &c->view : NULL,
+        .stats = &w->trace_stats,
+    };
+    return sp_trace_write(&w->trace, &info, format, path, err, err_len);
+}
+
+void wk_trace_autowrite(sp_worker *w)
+{
+    if (!w->trace_path || !w->trace.level)
+        return;
+    uint64_t seq = w->traces_written++;
+    char path[4096], err[512];
+    if (expand_path(w->trace_path, seq, path, sizeof path)) {
+        SP_WARN("trace path '%s' is too long once expanded: run %llu's trace not written",
+                w->trace_path, (unsigned long long)seq);
+        return;
+    }
+    int format = sp_trace_format_of(path);
+    int rc = write_last(w, format ? format : SP_TRACE_FORMAT_JSON, path, err, sizeof err);
+    if (rc)
+        SP_WARN("%s: %s (the run itself is unaffected)", sp_status_name(rc), err);
+}
+
+SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path)
+{
+    if (!w)
+        return SP_EINVAL;
+    if (!w->trace.level) {
+        snprintf(w->last_error, sizeof w->last_error,
+                 "write trace: the last run waited for was not traced: give it a "
+                 "sp_call_config.trace_level (or open the worker with trace_path)");
+        return SP_EINVAL;
+    }
+    return write_last(w, format, path, w->last_error, sizeof w->last_error);
 }
 
 void wk_trace_free(sp_worker *w)
 {
+    free(w->trace_path);
+    w->trace_path = NULL;
     free(w->trace.records);
     free(w->trace.edges);
     memset(&w->trace, 0, sizeof w->trace);

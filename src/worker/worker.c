@@ -85,8 +85,15 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     w->settings = o.settings;
     w->close_timeout_ns =
         (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
+    if (wk_trace_open(w, &o, module_path) != SP_OK) {
+        snprintf(err, err_len, "no host memory for the worker's trace path");
+        pthread_mutex_destroy(&w->submit_lock);
+        free(w);
+        return SP_ENOMEM;
+    }
     rc = wk_module_open(module_path, &w->m, err, err_len);
     if (rc) {
+        free(w->trace_path);
         pthread_mutex_destroy(&w->submit_lock);
         free(w);
         return rc;
@@ -160,6 +167,7 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
         return;
     }
     wk_trace_free(w);
+    wk_callables_free(w);
     if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
         /* A launched run never finished: the device side still uses the
          * context, the run storage and the module's code. Keep them. */
@@ -182,7 +190,14 @@ SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void 
     if (!w)
         return SP_EINVAL;
     int rc = w->m.simpler_register_callable(w->ctx, id, blob, size);
-    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
+    if (rc)
+        return worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
+    /* The worker's copy names the kernels of this callable's traces. */
+    if ((rc = wk_callable_keep(w, id, blob, size)) != SP_OK) {
+        w->m.simpler_unregister_callable(w->ctx, id);
+        return worker_fail(w, rc, "no host memory to keep callable %u (%zu bytes)", id, size);
+    }
+    return SP_OK;
 }
 
 SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const char *path)
@@ -207,7 +222,10 @@ SP_EXPORT int sp_worker_unregister_callable(sp_worker *w, uint32_t id)
     if (!w)
         return SP_EINVAL;
     int rc = w->m.simpler_unregister_callable(w->ctx, id);
-    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
+    if (rc)
+        return worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
+    wk_callable_drop(w, id);
+    return SP_OK;
 }
 
 SP_EXPORT int sp_worker_run(sp_worker *w, uint32_t id, const sp_args *args,

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "common/wait.h"
+#include "simpler/callable.h"
 #include "simpler/worker.h"
 #include "worker/module_loader.h"
 
@@ -32,8 +33,18 @@ typedef struct wk_lease {
     int result;
     sp_run_stats stats;
     char error[640];
-    sp_run_trace trace; /* the run's trace (trace.c); buffers reused */
+    sp_run_trace trace;   /* the run's trace (trace.c); buffers reused */
+    uint32_t callable_id; /* what the run runs (the trace's kernel names) */
 } wk_lease;
+
+/* The worker's copy of a registered callable (callables.c): what it knows
+ * of a callable beside the module, e.g. the kernel names its traces show. */
+typedef struct wk_callable {
+    uint32_t id;
+    void *blob; /* the worker's own copy, 8-byte aligned */
+    size_t size;
+    sp_callable_view view; /* validated, into blob */
+} wk_callable;
 
 struct sp_worker {
     wk_module_api m;
@@ -62,8 +73,23 @@ struct sp_worker {
     sp_settings settings;
 
     char last_error[640];
-    sp_run_trace trace; /* the last waited run's trace (sp_worker_last_trace) */
+    sp_run_trace trace;       /* the last waited run's trace (sp_worker_last_trace) */
+    uint32_t trace_callable;  /* ... the callable it ran */
+    sp_run_stats trace_stats; /* ... and its figures */
+
+    wk_callable *callables; /* registered callables, unordered (callables.c) */
+    uint32_t callable_count, callable_cap;
+
+    /* options.trace_path / SIMPLER_TRACE (the worker's copy), or NULL;
+     * traces_written numbers the files ("%n"). */
+    char *trace_path;
+    uint64_t traces_written;
+    char runtime[32]; /* from the module's file name (libsimpler_<rt>_<p>.so), or "" */
 };
+
+/* settings.c: SIMPLER_TRACE (the default of options.trace_path), NULL if
+ * unset or empty. */
+const char *wk_env_trace_path(void);
 
 /* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
  * its range (the ranges of the environment variables). */
@@ -82,5 +108,24 @@ bool wk_lane_stop(sp_worker *w);
 void wk_lease_trace_capture(sp_worker *w, wk_lease *l);
 void wk_lease_trace_take(sp_worker *w, wk_lease *l);
 void wk_trace_free(sp_worker *w);
+/* trace.c: the trace settings of a worker being opened: its copy of the
+ * trace path (options, else SIMPLER_TRACE) and the runtime's name. 0 or
+ * SP_ENOMEM. */
+int wk_trace_open(sp_worker *w, const sp_worker_options *o, const char *module_path);
+/* trace.c: the config a run is prepared with: `config`, or when the worker
+ * writes traces and `config` leaves trace_level 0, a copy in `buf` with
+ * SP_TRACE_TASKS. */
+const sp_call_config *wk_trace_config(const sp_worker *w, const sp_call_config *config,
+                                      sp_call_config *buf);
+/* trace.c: after a wait handed the worker a run's trace, write it to the
+ * trace path; a failure is logged at warn and changes nothing else. */
+void wk_trace_autowrite(sp_worker *w);
+
+/* callables.c: keep a copy of a callable the module registered under `id`
+ * (replacing one kept under it); forget it; find it (NULL: none). */
+int wk_callable_keep(sp_worker *w, uint32_t id, const void *blob, size_t size);
+void wk_callable_drop(sp_worker *w, uint32_t id);
+const wk_callable *wk_callable_find(const sp_worker *w, uint32_t id);
+void wk_callables_free(sp_worker *w);
 
 #endif
