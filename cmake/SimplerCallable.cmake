@@ -3,26 +3,52 @@
 #
 #   simpler_add_callable(<name>
 #       ORCHESTRATION <source.c> [ENTRY <symbol>] [CONFIG <symbol>]
+#       [SIGNATURE "<argument signature>"]
+#       [KERNEL <kname> <aic|aiv> <source.c> [ENTRY <symbol>] [SIG <signature>]]...
 #       [KERNEL <func_id> <aic|aiv> <source.c> <entry> [SIG <signature>]]...)
 #
 # ENTRY defaults to "orchestration"; CONFIG (the SP_ORCH_CONFIG function) is
-# optional. Each KERNEL names a func_id (>= 0, unique), the core type, the
-# source defining the SP_KERNEL and its symbol, and optionally the argument
-# signature (one of i o x e n s per argument; see simpler/callable.h).
-# Kernels that share a source share one shared object.
+# optional. SIGNATURE declares the orchestration's arguments (the text form
+# of simpler/callable.h: "x:in:f32[n],y:in:f32[n],z:out:f32[n],tile:scalar"):
+# it is packed into the callable, and every run is checked against it.
+#
+# Kernels are named once. `KERNEL <kname> <core> <source.c>` names a kernel:
+# its SP_KERNEL symbol is <kname> unless ENTRY gives another, and its func_id
+# is its position among the KERNEL lines (0, 1, ...). The older
+# `KERNEL <func_id> <core> <source.c> <entry>` gives the number by hand and
+# still works. SIG is the kernel's argument signature (one of i o x e n s per
+# argument; see simpler/callable.h). Kernels that share a source share one
+# shared object.
+#
+# Before the orchestration compiles, `simpler pack --header` writes
+# ${CMAKE_CURRENT_BINARY_DIR}/<name>_kernels.h, on the orchestration's
+# include path:
+#   #define SP_FUNC_<kname> <func_id>      one per kernel
+#   #define SP_ARG_<arg> <index>           one per SIGNATURE tensor
+#   #define SP_SCALAR_<arg> <index>        one per SIGNATURE scalar
+# so the orchestration writes sp_task_aiv(SP_FUNC_kernel_add) and
+# args->tensors[SP_ARG_x], and the numbers live only in this call.
 #
 # Produces ${CMAKE_CURRENT_BINARY_DIR}/<name>.spc, built by the custom target
 # <name> (part of ALL). Its path is in the variable <name>_CALLABLE_FILE and
-# in the target property SIMPLER_CALLABLE_FILE; the shared-object targets are
-# in SIMPLER_CALLABLE_ORCH_TARGET and SIMPLER_CALLABLE_KERNEL_TARGETS (add
-# include directories or definitions to them as to any library).
+# in the target property SIMPLER_CALLABLE_FILE, the header's in
+# <name>_KERNELS_HEADER and SIMPLER_CALLABLE_HEADER; the shared-object
+# targets are in SIMPLER_CALLABLE_ORCH_TARGET and
+# SIMPLER_CALLABLE_KERNEL_TARGETS (add include directories or definitions to
+# them as to any library).
 #
 # Outside the simpler tree, set SIMPLER_INCLUDE_DIR and SIMPLER_EXECUTABLE if
 # they are not found next to this file / on PATH.
 #
 # Example:
 #   simpler_add_callable(vector_add ORCHESTRATION orch.c ENTRY build_graph
-#                        KERNEL 0 aiv add.c kernel_add SIG iio)
+#                        SIGNATURE "x:in:f32[n],y:in:f32[n],z:out:f32[n]"
+#                        KERNEL kernel_add aiv add.c SIG iio)
+#   // orch.c
+#   #include "vector_add_kernels.h"
+#   sp_tensor x = args->tensors[SP_ARG_x];
+#   sp_task t = sp_task_aiv(SP_FUNC_kernel_add);
+#   sp_task_in(&t, &x);
 
 set(_SIMPLER_CALLABLE_LIST_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -42,6 +68,9 @@ function(simpler_add_callable name)
   set(kernel_args "")
   set(kernel_targets "")
   set(kernel_ids "")
+  set(kernel_names "")
+  set(header_args "")
+  set(orch_args "")
   set(sources_seen "")
 
   # Where the public headers and the `simpler` command are.
@@ -64,6 +93,7 @@ function(simpler_add_callable name)
   endif()
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_modules)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${name}.spc)
+  set(header ${CMAKE_CURRENT_BINARY_DIR}/${name}_kernels.h)
 
   list(LENGTH ARGN argc)
   set(i 0)
@@ -83,17 +113,51 @@ function(simpler_add_callable name)
       else()
         set(orch_config ${value})
       endif()
-    elseif(word STREQUAL "KERNEL")
-      math(EXPR last "${i} + 3")
-      if(NOT last LESS argc)
-        message(FATAL_ERROR "simpler_add_callable(${name}): KERNEL needs <func_id> <aic|aiv> <source.c> <entry>")
+    elseif(word STREQUAL "SIGNATURE")
+      if(NOT i LESS argc)
+        message(FATAL_ERROR "simpler_add_callable(${name}): SIGNATURE needs a value")
       endif()
-      list(SUBLIST ARGN ${i} 4 group)
-      list(GET group 0 func_id)
+      list(GET ARGN ${i} orch_args)
+      math(EXPR i "${i} + 1")
+    elseif(word STREQUAL "KERNEL")
+      math(EXPR last "${i} + 2")
+      if(NOT last LESS argc)
+        message(FATAL_ERROR "simpler_add_callable(${name}): KERNEL needs <name> <aic|aiv> <source.c> (or <func_id> <aic|aiv> <source.c> <entry>)")
+      endif()
+      list(SUBLIST ARGN ${i} 3 group)
+      list(GET group 0 first)
       list(GET group 1 core)
       list(GET group 2 source)
-      list(GET group 3 entry)
-      math(EXPR i "${i} + 4")
+      math(EXPR i "${i} + 3")
+      list(LENGTH kernel_names position)
+      if(first MATCHES "^[0-9]+$")
+        # The numeric form: <func_id> <core> <source> <entry>.
+        if(NOT i LESS argc)
+          message(FATAL_ERROR "simpler_add_callable(${name}): KERNEL ${first} needs <entry> after its source")
+        endif()
+        set(func_id ${first})
+        list(GET ARGN ${i} entry)
+        math(EXPR i "${i} + 1")
+        set(kname ${entry})
+      elseif(first MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+        # The named form: func_id by position, entry = name unless ENTRY.
+        set(func_id ${position})
+        set(kname ${first})
+        set(entry ${first})
+        if(i LESS argc)
+          list(GET ARGN ${i} maybe)
+          if(maybe STREQUAL "ENTRY")
+            math(EXPR i "${i} + 1")
+            if(NOT i LESS argc)
+              message(FATAL_ERROR "simpler_add_callable(${name}): ENTRY needs a value (kernel ${kname})")
+            endif()
+            list(GET ARGN ${i} entry)
+            math(EXPR i "${i} + 1")
+          endif()
+        endif()
+      else()
+        message(FATAL_ERROR "simpler_add_callable(${name}): KERNEL '${first}' is neither a kernel name (a C identifier) nor a func_id (a number >= 0)")
+      endif()
       set(sig "")
       set(has_sig FALSE)
       if(i LESS argc)
@@ -101,23 +165,30 @@ function(simpler_add_callable name)
         if(maybe_sig STREQUAL "SIG")
           math(EXPR i "${i} + 1")
           if(NOT i LESS argc)
-            message(FATAL_ERROR "simpler_add_callable(${name}): SIG needs a value (kernel ${func_id})")
+            message(FATAL_ERROR "simpler_add_callable(${name}): SIG needs a value (kernel ${kname})")
           endif()
           list(GET ARGN ${i} sig)
           math(EXPR i "${i} + 1")
           set(has_sig TRUE)
         endif()
       endif()
-      if(NOT func_id MATCHES "^[0-9]+$")
-        message(FATAL_ERROR "simpler_add_callable(${name}): func_id '${func_id}' is not a number >= 0")
-      endif()
       if(NOT core MATCHES "^(aic|aiv)$")
-        message(FATAL_ERROR "simpler_add_callable(${name}): kernel ${func_id} core type '${core}' is not aic or aiv")
+        message(FATAL_ERROR "simpler_add_callable(${name}): kernel ${kname} core type '${core}' is not aic or aiv")
       endif()
       if(func_id IN_LIST kernel_ids)
-        message(FATAL_ERROR "simpler_add_callable(${name}): func_id ${func_id} is given twice")
+        message(FATAL_ERROR "simpler_add_callable(${name}): func_id ${func_id} is given twice (kernel ${kname}; a named kernel takes its position among the KERNEL lines)")
+      endif()
+      set(in_header TRUE)
+      if(kname IN_LIST kernel_names)
+        if(NOT first MATCHES "^[0-9]+$")
+          message(FATAL_ERROR "simpler_add_callable(${name}): kernel name ${kname} is given twice")
+        endif()
+        # The numeric form may pack one entry under two func_ids: the
+        # header names the first.
+        set(in_header FALSE)
       endif()
       list(APPEND kernel_ids ${func_id})
+      list(APPEND kernel_names ${kname})
       # One shared object per source, however many kernels it defines.
       get_filename_component(abs ${source} ABSOLUTE)
       list(FIND sources_seen ${abs} seen)
@@ -136,8 +207,12 @@ function(simpler_add_callable name)
         string(APPEND spec ":${sig}")
       endif()
       list(APPEND kernel_args --kernel "${spec}")
+      # The header names the kernel; no shared object is read for it.
+      if(in_header)
+        list(APPEND header_args --kernel "${func_id}:${core}:-:${kname}")
+      endif()
     else()
-      message(FATAL_ERROR "simpler_add_callable(${name}): unexpected argument '${word}' (expected ORCHESTRATION, ENTRY, CONFIG or KERNEL)")
+      message(FATAL_ERROR "simpler_add_callable(${name}): unexpected argument '${word}' (expected ORCHESTRATION, ENTRY, CONFIG, SIGNATURE or KERNEL)")
     endif()
   endwhile()
 
@@ -151,18 +226,35 @@ function(simpler_add_callable name)
   if(orch_config)
     set(config_args --config ${orch_config})
   endif()
+  set(args_args "")
+  if(NOT orch_args STREQUAL "")
+    set(args_args --args "${orch_args}")
+  endif()
+
+  # The kernels' and arguments' names, written before the orchestration
+  # compiles (it is one of its sources, so the build orders it first).
+  add_custom_command(
+    OUTPUT ${header}
+    COMMAND ${pack_exe} pack --header ${header} ${header_args} ${args_args}
+    DEPENDS ${pack_dep}
+    COMMENT "Naming the kernels of ${name} (${name}_kernels.h)"
+    VERBATIM)
+  target_sources(${orch_target} PRIVATE ${header})
+  target_include_directories(${orch_target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${pack_exe} pack -o ${out} --orch $<TARGET_FILE:${orch_target}> --entry ${orch_entry}
-            ${config_args} ${kernel_args}
+            ${config_args} ${args_args} ${kernel_args}
     DEPENDS ${orch_target} ${kernel_targets} ${pack_dep}
     COMMENT "Packing callable ${name}"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${out})
   set_target_properties(${name} PROPERTIES
+    SIMPLER_CALLABLE_HEADER ${header}
     SIMPLER_CALLABLE_FILE ${out}
     SIMPLER_CALLABLE_ORCH_TARGET ${orch_target}
     SIMPLER_CALLABLE_KERNEL_TARGETS "${kernel_targets}")
   set(${name}_CALLABLE_FILE ${out} PARENT_SCOPE)
+  set(${name}_KERNELS_HEADER ${header} PARENT_SCOPE)
 endfunction()

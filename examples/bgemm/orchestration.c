@@ -10,9 +10,11 @@
  * read with sp_tensor_read_int), A [G,M,K] (IN), B [G,K,N] (IN),
  * C [G,M,N] (OUT), with K = grid_k * tile and M, N multiples of tile. */
 #include "simpler/orchestration.h"
+#include "bgemm_kernels.h"
 
-/* func_ids, matching examples/CMakeLists.txt. */
-enum { BG_GEMM = 0, BG_ADD = 1 };
+/* func_ids: examples/CMakeLists.txt names each kernel once and
+ * simpler_add_callable generates bgemm_kernels.h with SP_FUNC_<kernel>. */
+enum { BG_GEMM = SP_FUNC_bg_gemm, BG_ADD = SP_FUNC_bg_add };
 
 SP_ORCH_CONFIG(bgemm_config)
 {

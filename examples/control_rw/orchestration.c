@@ -13,9 +13,16 @@
  * Args: tensors params i64 [4] (IN), x f32 [n] (IN), y f32 [n] (OUT),
  * info i64 [2] (OUT). */
 #include "simpler/orchestration.h"
+#include "control_rw_kernels.h"
 
-/* func_ids, matching examples/CMakeLists.txt. */
-enum { CR_AFFINE = 0, CR_COUNT = 1, CR_INC = 2, CR_RECORD = 3 };
+/* func_ids: examples/CMakeLists.txt names each kernel once and
+ * simpler_add_callable generates control_rw_kernels.h with SP_FUNC_<kernel>. */
+enum {
+    CR_AFFINE = SP_FUNC_cr_affine,
+    CR_COUNT = SP_FUNC_cr_count,
+    CR_INC = SP_FUNC_cr_inc,
+    CR_RECORD = SP_FUNC_cr_record
+};
 
 SP_ORCH_CONFIG(control_rw_config)
 {

@@ -9,9 +9,11 @@
  * Args: tensors counter i64 [1] (INOUT, 0 on entry), log i64 [S] (OUT);
  * scalar 0 = gap (dummies between stamps). */
 #include "simpler/orchestration.h"
+#include "dummy_chain_kernels.h"
 
-/* func_ids, matching examples/CMakeLists.txt. */
-enum { DC_STAMP = 0 };
+/* func_ids: examples/CMakeLists.txt names each kernel once and
+ * simpler_add_callable generates dummy_chain_kernels.h with SP_FUNC_<kernel>. */
+enum { DC_STAMP = SP_FUNC_dc_stamp };
 
 SP_ORCH_CONFIG(dummy_chain_config)
 {

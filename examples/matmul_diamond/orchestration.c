@@ -6,9 +6,15 @@
  *
  * Args: tensors A [n,n] (IN), W1 [n,n] (IN), W2 [n,n] (IN), F [n,n] (OUT). */
 #include "simpler/orchestration.h"
+#include "matmul_diamond_kernels.h"
 
-/* func_ids, matching examples/CMakeLists.txt. */
-enum { MD_SQRT_LOG = 0, MD_MATMUL = 1, MD_ADD_EXP = 2 };
+/* func_ids: examples/CMakeLists.txt names each kernel once and
+ * simpler_add_callable generates matmul_diamond_kernels.h with SP_FUNC_<kernel>. */
+enum {
+    MD_SQRT_LOG = SP_FUNC_md_sqrt_log,
+    MD_MATMUL = SP_FUNC_md_matmul,
+    MD_ADD_EXP = SP_FUNC_md_add_exp
+};
 
 SP_ORCH_CONFIG(matmul_diamond_config)
 {

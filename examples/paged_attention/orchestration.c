@@ -15,9 +15,17 @@
  * context_lens i32 [B] (IN), out f32 [B,H,D] (OUT); scalar 0 = scale (f32
  * bits). Tasks: 4 per (batch, block) + 1 per batch. */
 #include "simpler/orchestration.h"
+#include "paged_attention_kernels.h"
 
-/* func_ids, matching examples/CMakeLists.txt. */
-enum { PA_QK = 0, PA_SOFTMAX = 1, PA_PV = 2, PA_UPDATE = 3, PA_NORMALIZE = 4 };
+/* func_ids: examples/CMakeLists.txt names each kernel once and
+ * simpler_add_callable generates paged_attention_kernels.h with SP_FUNC_<kernel>. */
+enum {
+    PA_QK = SP_FUNC_pa_qk,
+    PA_SOFTMAX = SP_FUNC_pa_softmax,
+    PA_PV = SP_FUNC_pa_pv,
+    PA_UPDATE = SP_FUNC_pa_update,
+    PA_NORMALIZE = SP_FUNC_pa_normalize
+};
 
 SP_ORCH_CONFIG(paged_attention_config)
 {

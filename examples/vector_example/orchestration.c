@@ -6,9 +6,15 @@
  * Args: tensors a (IN), b (IN), f (OUT), all f32 of one shape;
  * scalar 0 = SPMD blocks per task (>= 1). */
 #include "simpler/orchestration.h"
+#include "vector_example_kernels.h"
 
-/* func_ids, matching examples/CMakeLists.txt. */
-enum { VEC_ADD = 0, VEC_ADD_SCALAR = 1, VEC_MUL = 2 };
+/* func_ids: examples/CMakeLists.txt names each kernel once and
+ * simpler_add_callable generates vector_example_kernels.h with SP_FUNC_<kernel>. */
+enum {
+    VEC_ADD = SP_FUNC_vec_add,
+    VEC_ADD_SCALAR = SP_FUNC_vec_add_scalar,
+    VEC_MUL = SP_FUNC_vec_mul
+};
 
 SP_ORCH_CONFIG(vector_example_config)
 {

@@ -92,7 +92,7 @@ SP_EXPORT int sp_callable_validate(const void *blob, size_t size, sp_callable_vi
                                    size_t err_len);
 /* CRC32C (Castagnoli) of the `size` bytes at `blob`, with the 4 bytes of
  * the header's checksum field taken as absent; what the builder stores
- * there. `size` below the header size: the CRC of all the bytes. */
+ * there. `size` below the v2 header size (72 bytes): the CRC of all the bytes. */
 SP_EXPORT uint32_t sp_callable_checksum(const void *blob, size_t size);
 /* String at offset `off` of a validated blob's string table; NULL if out of range. */
 SP_EXPORT const char *sp_callable_string(const sp_callable_view *view, uint32_t off);
@@ -123,11 +123,14 @@ typedef struct sp_callable_spec {
 } sp_callable_spec;
 
 /* Pack `spec` into a new blob (*blob_out, free() it). Returns 0, or a status
- * (SP_EINVAL for a NULL or invalid field, SP_ESYS for an unreadable file,
- * SP_EBLOB for a duplicate func_id, SP_EKERNEL_LOAD for a binary that is not
- * a well-formed ELF shared object for this machine: truncated, or a header,
- * program header, dynamic section or section table that points outside it)
- * with the reason in `err`. */
+ * (SP_EINVAL for a NULL or invalid field or an orch_args that does not
+ * parse, SP_ESYS for an unreadable file, SP_EBLOB for a duplicate func_id,
+ * SP_EKERNEL_LOAD for a binary that is not a well-formed ELF shared object
+ * for this machine: truncated, or a header, program header, dynamic section
+ * or section table that points outside it; SP_EMODULE_SYMBOL for an entry
+ * or config that its binary does not export as a function: absent from its
+ * .dynsym, undefined there, local, hidden, or data) with the reason, naming
+ * the symbol and the file, in `err`. */
 SP_EXPORT int sp_callable_build(const sp_callable_spec *spec, void **blob_out, size_t *size_out,
                                 char *err, size_t err_len);
 

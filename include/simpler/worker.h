@@ -33,7 +33,10 @@ typedef struct sp_worker_options {
     /* Where simpler's log lines go (the worker's, its module's and its
      * device's): NULL sends lines at log_level and above to stderr, where
      * the level defaults to warn (settings.log_level). The library writes
-     * nothing to stderr but through this. */
+     * nothing to stderr but through this. The level and the module's and
+     * device's lines are the process's: with several workers, they go to
+     * the sink of the newest open worker that gave one (each worker's own
+     * lines to its own); after sp_worker_close the sink is not called. */
     sp_log_sink log_sink;
     void *log_user;
     /* Write a trace of every run this worker waits for to this file (its

@@ -3,8 +3,9 @@
  * every section starting on a 64-byte boundary (padding is zero), so a
  * loader may map or copy sections with aligned accesses. The spec is
  * checked with the same rules the validator applies, the finished blob
- * is validated before it is handed out, and every binary in it must pass
- * the ELF structure check registration applies (common/elf_check.h). */
+ * is validated before it is handed out, every binary in it must pass the
+ * ELF structure check registration applies (common/elf_check.h), and every
+ * entry and config it names must be a function its object exports. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -55,6 +56,23 @@ static int check_name(const char *name, const char *field, char *err, size_t err
     return SP_OK;
 }
 
+/* The argument signature must parse (sp_callable_parse_signature's reason,
+ * SP_EINVAL); its parsed form is ~40 KiB, hence the heap. */
+static int check_orch_args(const char *text, char *err, size_t err_len)
+{
+    sp_callable_signature *sig = malloc(sizeof *sig);
+    if (!sig)
+        return callable_fail(err, err_len, SP_ENOMEM,
+                             "cannot allocate %zu bytes to parse the argument signature",
+                             sizeof *sig);
+    char why[256];
+    int rc = sp_callable_parse_signature(text, sig, why, sizeof why);
+    free(sig);
+    if (rc)
+        return callable_fail(err, err_len, rc, "orchestration argument signature: %s", why);
+    return SP_OK;
+}
+
 /* Everything the validator would refuse, refused here as a caller error. */
 static int check_spec(const sp_callable_spec *spec, char *err, size_t err_len)
 {
@@ -71,6 +89,8 @@ static int check_spec(const sp_callable_spec *spec, char *err, size_t err_len)
     int rc = check_name(spec->orch_entry, "orchestration entry", err, err_len);
     if (!rc && spec->orch_config)
         rc = check_name(spec->orch_config, "orchestration config", err, err_len);
+    if (!rc && spec->orch_args && *spec->orch_args)
+        rc = check_orch_args(spec->orch_args, err, err_len);
     if (rc)
         return rc;
     for (uint32_t i = 0; i < spec->kernel_count; i++) {
@@ -156,9 +176,11 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
                 char *err, size_t err_len)
 {
     uint32_t n = spec->kernel_count;
-    /* Strings are short (names <= 255, signatures <= 48), so the table
-     * cannot approach the 4 GiB a uint32_t offset addresses. */
-    size_t strings = 1 + string_bytes(spec->orch_entry) + string_bytes(spec->orch_config);
+    /* Strings are short (names <= 255, kernel signatures <= 48, the
+     * argument signature a few KiB at most: 384 entries of bounded fields),
+     * so the table cannot approach the 4 GiB a uint32_t offset addresses. */
+    size_t strings = 1 + string_bytes(spec->orch_entry) + string_bytes(spec->orch_config) +
+                     string_bytes(spec->orch_args);
     for (uint32_t i = 0; i < n; i++)
         strings += string_bytes(spec->kernels[i].entry) + string_bytes(spec->kernels[i].signature);
 
@@ -187,6 +209,9 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
         .checksum = 0, /* set last, over the finished bytes */
         .orch = {bins[0].offset, bins[0].size},
         .strings = {strings_off, strings},
+        .orch_args = spec->orch_args && *spec->orch_args ? put_string(table, &used, spec->orch_args)
+                                                         : SP_CALLABLE_NO_STRING,
+        .reserved = 0,
     };
     memcpy(blob, &h, sizeof h);
     memcpy(blob + bins[0].offset, bins[0].bytes, bins[0].size);
@@ -228,6 +253,30 @@ static int pack(const sp_callable_spec *spec, binary *bins, void **blob_out, siz
                                  "kernel func_id %" PRId32
                                  " binary is not a well-formed shared object: %s",
                                  spec->kernels[i - 1].func_id, why);
+        }
+    }
+    /* A typo'd entry used to pack and fail only at registration: every
+     * named symbol must be a function its object exports. */
+    for (uint32_t i = 0; i <= n; i++) {
+        const char *path = i == 0 ? spec->orch_path : spec->kernels[i - 1].path;
+        const char *names[2] = {i == 0 ? spec->orch_entry : spec->kernels[i - 1].entry,
+                                i == 0 ? spec->orch_config : NULL};
+        for (int j = 0; j < 2 && !rc; j++) {
+            if (!names[j])
+                continue;
+            rc =
+                sp__elf_find_export(blob + bins[i].offset, bins[i].size, names[j], why, sizeof why);
+            if (!rc)
+                continue;
+            free(blob);
+            char what[64];
+            if (i == 0)
+                snprintf(what, sizeof what, "orchestration %s", j ? "config" : "entry");
+            else
+                snprintf(what, sizeof what, "kernel func_id %" PRId32 " entry",
+                         spec->kernels[i - 1].func_id);
+            return callable_fail(err, err_len, rc, "%s '%s': %s %s", what, names[j],
+                                 path ? path : "the binary given in memory", why);
         }
     }
     *blob_out = blob;

@@ -38,7 +38,7 @@ SP_EXPORT uint32_t sp_callable_checksum(const void *blob, size_t size)
     const size_t at = offsetof(sp_callable_header, checksum);
     const size_t len = sizeof(((sp_callable_header *)0)->checksum);
     uint32_t crc = 0xffffffffu;
-    if (size < sizeof(sp_callable_header))
+    if (size < SP_CALLABLE_HEADER_V2_BYTES) /* no whole header of any version */
         return ~crc_update(crc, p, size);
     crc = crc_update(crc, p, at);
     crc = crc_update(crc, p + at + len, size - at - len);

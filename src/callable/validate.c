@@ -3,6 +3,7 @@
  * every refusal is SP_EBLOB with a reason naming the field and the limit. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "callable/callable_internal.h"
@@ -49,12 +50,18 @@ static int check_header(checker *c)
         return BAD(c,
                    "bad magic 0x%016" PRIx64 " (expected 0x%016llx, \"SMPRCALL\"); not a callable",
                    h->magic, SP_CALLABLE_MAGIC);
-    if (h->version != SP_CALLABLE_VERSION)
-        return BAD(c, "format version %" PRIu32 " is not supported (this simpler reads version %u)",
-                   h->version, SP_CALLABLE_VERSION);
-    if (h->header_bytes != sizeof(sp_callable_header))
-        return BAD(c, "header_bytes is %" PRIu32 ", expected %zu for version %u", h->header_bytes,
-                   sizeof(sp_callable_header), SP_CALLABLE_VERSION);
+    if (h->version < SP_CALLABLE_VERSION_MIN || h->version > SP_CALLABLE_VERSION)
+        return BAD(
+            c, "format version %" PRIu32 " is not supported (this simpler reads versions %u to %u)",
+            h->version, SP_CALLABLE_VERSION_MIN, SP_CALLABLE_VERSION);
+    /* Version 2 ends before orch_args: its header is 8 bytes shorter. */
+    uint32_t want = h->version == 2 ? SP_CALLABLE_HEADER_V2_BYTES : sizeof(sp_callable_header);
+    if (h->header_bytes != want)
+        return BAD(c, "header_bytes is %" PRIu32 ", expected %" PRIu32 " for version %" PRIu32,
+                   h->header_bytes, want, h->version);
+    if (c->size < want)
+        return BAD(c, "%zu bytes is shorter than the %" PRIu32 "-byte version %" PRIu32 " header",
+                   c->size, want, h->version);
     if (h->total_bytes != c->size)
         return BAD(c,
                    "header says the blob is %" PRIu64 " bytes but it is %zu (truncated or padded)",
@@ -67,6 +74,9 @@ static int check_header(checker *c)
                    "checksum 0x%08" PRIx32 " does not match the contents (CRC32C 0x%08" PRIx32
                    "): the blob is corrupted or was edited after packing",
                    h->checksum, sum);
+    if (h->version >= 3 && h->reserved != 0)
+        return BAD(c, "reserved header word is 0x%08" PRIx32 ", expected 0", h->reserved);
+    c->k = (const sp_callable_kernel *)(c->base + h->header_bytes);
     if (h->kernel_count > SP_CALLABLE_MAX_KERNELS)
         return BAD(c, "kernel_count %" PRIu32 " exceeds the maximum %u", h->kernel_count,
                    SP_CALLABLE_MAX_KERNELS);
@@ -184,7 +194,37 @@ static int check_name(checker *c, uint32_t off, const char *field, const char **
     return SP_OK;
 }
 
-static int check_strings(checker *c, const char **orch_entry, const char **orch_config)
+/* Version 3's argument signature: absent, or text that parses. The
+ * parsed form is large (~40 KiB), so it lives on the heap, not the stack
+ * of whatever thread validates. */
+static int check_orch_args(checker *c, const char **out)
+{
+    *out = NULL;
+    if (c->h->version < 3 || c->h->orch_args == SP_CALLABLE_NO_STRING)
+        return SP_OK;
+    const char *why = NULL;
+    const char *s = table_string(c, c->h->orch_args, &why);
+    if (!s)
+        return BAD(c, "orchestration argument signature (string offset %" PRIu32 ") %s",
+                   c->h->orch_args, why);
+    if (!*s)
+        return SP_OK; /* "" is "not declared", as the builder writes NO_STRING */
+    sp_callable_signature *sig = malloc(sizeof *sig);
+    if (!sig)
+        return callable_fail(c->err, c->err_len, SP_ENOMEM,
+                             "cannot allocate %zu bytes to check the argument signature",
+                             sizeof *sig);
+    char reason[256];
+    int rc = sp_callable_parse_signature(s, sig, reason, sizeof reason);
+    free(sig);
+    if (rc)
+        return BAD(c, "orchestration argument signature does not parse: %s", reason);
+    *out = s;
+    return SP_OK;
+}
+
+static int check_strings(checker *c, const char **orch_entry, const char **orch_config,
+                         const char **orch_args)
 {
     const sp_callable_header *h = c->h;
     int rc = check_name(c, h->orch_entry, "orchestration entry", orch_entry);
@@ -196,6 +236,9 @@ static int check_strings(checker *c, const char **orch_entry, const char **orch_
         if (rc)
             return rc;
     }
+    rc = check_orch_args(c, orch_args);
+    if (rc)
+        return rc;
     for (uint32_t i = 0; i < h->kernel_count; i++) {
         const sp_callable_kernel *k = &c->k[i];
         char field[64];
@@ -235,27 +278,27 @@ SP_EXPORT int sp_callable_validate(const void *blob, size_t size, sp_callable_vi
                              "callable blob at %p is not %zu-byte aligned; copy it to malloc'd "
                              "memory",
                              blob, _Alignof(sp_callable_header));
-    if (size < sizeof(sp_callable_header))
+    if (size < SP_CALLABLE_HEADER_V2_BYTES)
         return callable_fail(err, err_len, SP_EBLOB,
-                             "callable blob: %zu bytes is shorter than the %zu-byte header", size,
-                             sizeof(sp_callable_header));
+                             "callable blob: %zu bytes is shorter than the %u-byte header", size,
+                             SP_CALLABLE_HEADER_V2_BYTES);
 
     checker c = {
         .base = blob,
         .size = size,
         .h = blob,
-        .k = (const sp_callable_kernel *)((const uint8_t *)blob + sizeof(sp_callable_header)),
+        .k = NULL, /* at header_bytes, once check_header has read it */
         .err = err,
         .err_len = err_len,
     };
-    const char *orch_entry = NULL, *orch_config = NULL;
+    const char *orch_entry = NULL, *orch_config = NULL, *orch_args = NULL;
     int rc = check_header(&c);
     if (!rc)
         rc = check_kernel_fields(&c);
     if (!rc)
         rc = check_sections(&c);
     if (!rc)
-        rc = check_strings(&c, &orch_entry, &orch_config);
+        rc = check_strings(&c, &orch_entry, &orch_config, &orch_args);
     if (rc)
         return rc;
     if (view) {
@@ -266,6 +309,7 @@ SP_EXPORT int sp_callable_validate(const void *blob, size_t size, sp_callable_vi
             .kernels = c.k,
             .orch_entry = orch_entry,
             .orch_config = orch_config,
+            .orch_args = orch_args,
         };
     }
     return SP_OK;

@@ -1,7 +1,11 @@
 /* `simpler pack`: build a callable blob from an orchestration and kernel
- * shared objects, or (--show) validate one (format, checksum and each
- * binary's ELF structure) and print what it holds. */
+ * shared objects; write the header that names its kernels and arguments
+ * (--header: the one generator of SP_FUNC_* / SP_ARG_* / SP_SCALAR_*, run
+ * by simpler_add_callable before the orchestration compiles, when no
+ * shared object exists yet); or (--show) validate a blob (format,
+ * checksum, each binary's ELF structure and exports) and print it. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,6 +15,7 @@
 #include <unistd.h>
 
 #include "callable/callable_internal.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/elf_check.h"
 #include "simpler/callable.h"
@@ -19,24 +24,37 @@
 
 static void pack_usage(FILE *f)
 {
-    fprintf(f, "usage: simpler pack -o OUT.spc --orch PATH --entry NAME [--config NAME]\n"
-               "                    [--kernel FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE]]...\n"
-               "       simpler pack --show FILE.spc\n"
-               "PATH must not contain ':'. SIGNATURE is one character per argument:\n"
-               "i in, o out, x inout, e out-existing, n no-dep, s scalar (empty: unchecked).\n");
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "simpler pack: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    pack_usage(stderr);
-    return 2;
+    fprintf(
+        f, "usage: simpler pack -o OUT.spc --orch PATH --entry NAME [--config NAME]\n"
+           "                    [--kernel FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE]]...\n"
+           "                    [--args TEXT] [--header OUT.h]\n"
+           "       simpler pack --header OUT.h [--kernel FUNC_ID:aic|aiv:-:ENTRY]... [--args "
+           "TEXT]\n"
+           "       simpler pack --show FILE.spc\n"
+           "\n"
+           "Pack an orchestration and its kernels into one callable blob. Every entry\n"
+           "and config must be a function its shared object exports (checked here).\n"
+           "\n"
+           "  -o, --output FILE    the callable to write (through a temporary: a failed\n"
+           "                       pack leaves no file)\n"
+           "      --orch PATH      the orchestration shared object\n"
+           "      --entry NAME     its entry function (SP_ORCHESTRATION)\n"
+           "      --config NAME    its config function (SP_ORCH_CONFIG), if any\n"
+           "      --kernel SPEC    FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE], once per kernel;\n"
+           "                       PATH must not contain ':'. SIGNATURE: one character per\n"
+           "                       argument: i in, o out, x inout, e out-existing, n no-dep,\n"
+           "                       s scalar (empty: unchecked)\n"
+           "      --args TEXT      the orchestration's argument signature, checked on every\n"
+           "                       run, e.g. \"x:in:f32[n],y:in:f32[n],z:out:f32[n],tile:scalar\"\n"
+           "                       (NAME:DIR:DTYPE[DIMS] per tensor, then NAME:scalar[:DTYPE])\n"
+           "      --header FILE    write a C header with SP_FUNC_<ENTRY> <func_id> per kernel\n"
+           "                       and SP_ARG_<name> / SP_SCALAR_<name> <index> per argument;\n"
+           "                       without -o no shared object is read (PATH may be '-')\n"
+           "      --show FILE      validate a callable and print what it holds\n"
+           "  -h, --help           this text\n"
+           "\n"
+           "Exit status: 0 packed, 1 refused (named status), 2 usage error, 3 a file could\n"
+           "not be read or written.\n");
 }
 
 /* FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE], split in place in `text`. */
@@ -53,10 +71,8 @@ static int parse_kernel(char *text, sp_callable_kernel_spec *k)
     }
     if (n < 4 || n > 5)
         return -1;
-    char *end;
-    errno = 0;
-    long id = strtol(field[0], &end, 10);
-    if (errno || end == field[0] || *end || id < 0 || id > INT32_MAX)
+    long id;
+    if (cli_parse_long(field[0], 0, INT32_MAX, &id) != 0)
         return -1;
     if (strcmp(field[1], "aic") == 0)
         k->core_type = SP_CORE_AIC;
@@ -65,25 +81,24 @@ static int parse_kernel(char *text, sp_callable_kernel_spec *k)
     else
         return -1;
     k->func_id = (int32_t)id;
-    k->path = field[2];
+    k->path = strcmp(field[2], "-") == 0 ? NULL : field[2];
     k->entry = field[3];
     k->signature = n == 5 ? field[4] : NULL;
     return 0;
 }
 
-/* Write through a temporary and rename, so a failed pack never leaves a
- * half-written blob that a build system would take as up to date. */
-static int write_blob(const char *out, const void *blob, size_t size)
+/* Write `size` bytes through a temporary and rename, so a failed write
+ * never leaves a half-written file a build system would take as up to
+ * date. 0, or CLI_EXIT_IO with the reason printed. */
+static int write_file(const char *out, const void *bytes, size_t size)
 {
     size_t len = strlen(out) + 32;
     char *tmp = malloc(len);
-    if (!tmp) {
-        fprintf(stderr, "simpler pack: out of memory\n");
-        return 1;
-    }
+    if (!tmp)
+        return cli_fail(SP_ENOMEM, "out of memory writing '%s'", out);
     snprintf(tmp, len, "%s.tmp.%ld", out, (long)getpid());
     FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(blob, 1, size, f) == size;
+    int ok = f && fwrite(bytes, 1, size, f) == size;
     int e = errno;
     if (f && fclose(f) != 0 && ok) {
         ok = 0;
@@ -93,12 +108,126 @@ static int write_blob(const char *out, const void *blob, size_t size)
         ok = 0;
         e = errno;
     }
+    int rc = CLI_EXIT_OK;
     if (!ok) {
-        fprintf(stderr, "simpler pack: cannot write '%s': %s\n", out, strerror(e));
         unlink(tmp);
+        rc = cli_io_error("write '%s': %s", out, strerror(e));
     }
     free(tmp);
-    return ok ? 0 : 1;
+    return rc;
+}
+
+/* A file that could not be read: exit 3, "simpler: cannot open ..." (the
+ * reader's message already starts with "cannot"). */
+static int read_error(const char *err)
+{
+    return cli_io_error("%s", strncmp(err, "cannot ", 7) == 0 ? err + 7 : err);
+}
+
+/* A growing text buffer for the header. */
+typedef struct text {
+    char *p;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || t->failed)
+        return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *p = realloc(t->p, cap);
+        if (!p) {
+            t->failed = 1;
+            return;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* The header: one #define per kernel and per declared argument, so the
+ * orchestration names each by what it is and the numbers live only in
+ * the callable's description. */
+static int write_header(const char *path, const sp_callable_spec *spec)
+{
+    sp_callable_signature *sig = calloc(1, sizeof *sig);
+    if (!sig)
+        return cli_fail(SP_ENOMEM, "out of memory");
+    char err[512];
+    if (spec->orch_args) {
+        int st = sp_callable_parse_signature(spec->orch_args, sig, err, sizeof err);
+        if (st) {
+            free(sig);
+            return cli_fail(st, "--args: %s", err);
+        }
+    }
+    for (uint32_t i = 0; i < spec->kernel_count; i++) {
+        const sp_callable_kernel_spec *k = &spec->kernels[i];
+        const char *why = callable_name_problem(k->entry, strlen(k->entry));
+        if (why) {
+            free(sig);
+            return cli_fail(SP_EINVAL, "kernel func_id %" PRId32 ": name \"%s\" %s", k->func_id,
+                            k->entry, why);
+        }
+        for (uint32_t j = 0; j < i; j++) {
+            int same_id = spec->kernels[j].func_id == k->func_id;
+            if (same_id || strcmp(spec->kernels[j].entry, k->entry) == 0) {
+                free(sig);
+                return cli_fail(SP_EINVAL,
+                                same_id ? "func_id %" PRId32 " is given twice (%s and %s)"
+                                        : "func_id %" PRId32 ": kernel name %s is given twice "
+                                          "(the header would define SP_FUNC_%s twice)",
+                                k->func_id, spec->kernels[j].entry, k->entry);
+            }
+        }
+    }
+    /* Guard from the file name: letters and digits kept, the rest '_'. */
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char guard[128] = "SP_GENERATED_";
+    size_t g = strlen(guard);
+    for (const char *c = base; *c && g + 2 < sizeof guard; c++) {
+        char u = *c >= 'a' && *c <= 'z' ? (char)(*c - 'a' + 'A') : *c;
+        guard[g++] = (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ? u : '_';
+    }
+    guard[g] = '\0';
+
+    text t = {0};
+    put(&t,
+        "/* Generated by `simpler pack --header`: do not edit. The kernels of this\n"
+        " * callable by name (SP_FUNC_<kernel>: the func_id to submit) and, when it\n"
+        " * declares an argument signature, each argument's index (SP_ARG_<name>:\n"
+        " * sp_orch_args tensor index, SP_SCALAR_<name>: scalar index). */\n"
+        "#ifndef %s\n#define %s\n\n",
+        guard, guard);
+    for (uint32_t i = 0; i < spec->kernel_count; i++)
+        put(&t, "#define SP_FUNC_%s %" PRId32 "\n", spec->kernels[i].entry,
+            spec->kernels[i].func_id);
+    if (spec->orch_args && *spec->orch_args) {
+        put(&t, "\n/* %s */\n", spec->orch_args);
+        put(&t, "#define SP_ARG_COUNT %" PRIu32 "\n#define SP_SCALAR_COUNT %" PRIu32 "\n",
+            sig->tensor_count, sig->scalar_count);
+        for (uint32_t i = 0; i < sig->tensor_count; i++)
+            put(&t, "#define SP_ARG_%s %" PRIu32 "\n", sig->tensors[i].name, i);
+        for (uint32_t i = 0; i < sig->scalar_count; i++)
+            put(&t, "#define SP_SCALAR_%s %" PRIu32 "\n", sig->scalars[i].name, i);
+    }
+    put(&t, "\n#endif\n");
+    free(sig);
+    int rc = t.failed ? cli_fail(SP_ENOMEM, "out of memory") : write_file(path, t.p, t.len);
+    free(t.p);
+    return rc;
 }
 
 static int show(const char *path)
@@ -107,33 +236,35 @@ static int show(const char *path)
     size_t size;
     char err[512];
     int rc = callable_read_file(path, "callable", &blob, &size, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "simpler pack: %s\n", err);
-        return 1;
-    }
+    if (rc)
+        return rc == SP_ESYS ? read_error(err) : cli_fail(rc, "%s", err);
     sp_callable_view v;
     rc = sp_callable_validate(blob, size, &v, err, sizeof err);
     if (rc) {
-        fprintf(stderr, "simpler pack: %s: invalid (%s): %s\n", path, sp_status_name(rc), err);
         free(blob);
-        return 1;
+        return cli_fail(rc, "%s: invalid: %s", path, err);
     }
     const sp_callable_header *h = v.header;
-    /* The format is sound; the binaries must also be well-formed ELF, as
-     * registration requires, before --show calls the callable valid. */
+    /* The format is sound; the binaries must also be well-formed ELF that
+     * export what the blob names, as registration requires, before --show
+     * calls the callable valid. */
     for (uint32_t i = 0; i <= h->kernel_count; i++) {
         const sp_callable_section *b = i == 0 ? &h->orch : &v.kernels[i - 1].binary;
+        const char *names[2] = {i == 0 ? v.orch_entry
+                                       : sp_callable_string(&v, v.kernels[i - 1].entry),
+                                i == 0 ? v.orch_config : NULL};
         rc = sp__elf_check(v.base + b->offset, b->size, err, sizeof err);
+        for (int j = 0; j < 2 && !rc; j++)
+            if (names[j])
+                rc = sp__elf_find_export(v.base + b->offset, b->size, names[j], err, sizeof err);
         if (rc) {
             if (i == 0)
-                fprintf(stderr, "simpler pack: %s: invalid (%s): orchestration binary: %s\n", path,
-                        sp_status_name(rc), err);
+                cli_fail(rc, "%s: invalid: orchestration binary: %s", path, err);
             else
-                fprintf(stderr,
-                        "simpler pack: %s: invalid (%s): kernel func_id %" PRId32 " binary: %s\n",
-                        path, sp_status_name(rc), v.kernels[i - 1].func_id, err);
+                cli_fail(rc, "%s: invalid: kernel func_id %" PRId32 " binary: %s", path,
+                         v.kernels[i - 1].func_id, err);
             free(blob);
-            return 1;
+            return CLI_EXIT_FAIL;
         }
     }
     printf("%s: callable version %" PRIu32 ", %zu bytes, %" PRIu32
@@ -141,6 +272,7 @@ static int show(const char *path)
            path, h->version, size, h->kernel_count, h->kernel_count == 1 ? "" : "s", h->checksum);
     printf("orchestration: entry %s, config %s, %" PRIu64 " bytes at offset %" PRIu64 "\n",
            v.orch_entry, v.orch_config ? v.orch_config : "(none)", h->orch.size, h->orch.offset);
+    printf("arguments: %s\n", v.orch_args ? v.orch_args : "(not declared: unchecked)");
     printf("strings: %" PRIu64 " bytes at offset %" PRIu64 "\n", h->strings.size,
            h->strings.offset);
     if (h->kernel_count)
@@ -154,85 +286,142 @@ static int show(const char *path)
                *sig ? sig : "-", k->binary.size, k->binary.offset);
     }
     free(blob);
-    return 0;
+    return CLI_EXIT_OK;
+}
+
+enum { OPT_ORCH = 256, OPT_ENTRY, OPT_CONFIG, OPT_KERNEL, OPT_ARGS, OPT_HEADER, OPT_SHOW };
+
+static const struct option long_options[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"orch", required_argument, NULL, OPT_ORCH},
+    {"entry", required_argument, NULL, OPT_ENTRY},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"args", required_argument, NULL, OPT_ARGS},
+    {"header", required_argument, NULL, OPT_HEADER},
+    {"show", required_argument, NULL, OPT_SHOW},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* "unknown option '--entyr' (did you mean --entry?)". */
+static int unknown_option(const char *arg)
+{
+    const char *names[sizeof long_options / sizeof long_options[0]];
+    int n = 0;
+    for (const struct option *o = long_options; o->name; o++)
+        names[n++] = o->name;
+    const char *word = arg;
+    while (*word == '-')
+        word++;
+    char bare[64];
+    snprintf(bare, sizeof bare, "%.*s", (int)strcspn(word, "="), word);
+    const char *near = cli_suggest(bare, names, n);
+    if (near)
+        return cli_usage_error("pack", "unknown option '%s' (did you mean --%s?)", arg, near);
+    return cli_usage_error("pack", "unknown option '%s'", arg);
 }
 
 int cli_pack(int argc, char **argv)
 {
-    const char *out = NULL, *show_path = NULL;
+    const char *out = NULL, *show_path = NULL, *header = NULL;
     sp_callable_spec spec = {0};
     /* --kernel texts are split in place, so each is parsed from a copy
      * (freed at the end) and the original stays printable. */
-    sp_callable_kernel_spec *kernels = calloc((size_t)argc, sizeof *kernels);
-    char **texts = calloc((size_t)argc, sizeof *texts);
+    sp_callable_kernel_spec *kernels = calloc((size_t)argc + 1, sizeof *kernels);
+    char **texts = calloc((size_t)argc + 1, sizeof *texts);
     if (!kernels || !texts) {
-        fprintf(stderr, "simpler pack: out of memory\n");
         free(kernels);
         free(texts);
-        return 1;
+        return cli_fail(SP_ENOMEM, "out of memory");
     }
-    int rc = 0, help = 0;
-    for (int i = 1; i < argc && !rc && !help; i++) {
-        const char *opt = argv[i];
-        if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
+    int rc = CLI_EXIT_OK, help = 0;
+    optind = 0; /* GNU: rescan from the start whatever parsed argv before */
+    opterr = 0; /* errors are reported below, in the CLI's format */
+    int c;
+    while (!rc && !help && (c = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case OPT_ORCH:
+            spec.orch_path = optarg;
+            break;
+        case OPT_ENTRY:
+            spec.orch_entry = optarg;
+            break;
+        case OPT_CONFIG:
+            spec.orch_config = optarg;
+            break;
+        case OPT_ARGS:
+            spec.orch_args = optarg;
+            break;
+        case OPT_HEADER:
+            header = optarg;
+            break;
+        case OPT_SHOW:
+            show_path = optarg;
+            break;
+        case OPT_KERNEL:
+            if (!(texts[spec.kernel_count] = strdup(optarg)))
+                rc = cli_fail(SP_ENOMEM, "out of memory");
+            else if (parse_kernel(texts[spec.kernel_count], &kernels[spec.kernel_count]) != 0)
+                rc = cli_usage_error("pack",
+                                     "bad --kernel '%s' (want FUNC_ID:aic|aiv:PATH:ENTRY"
+                                     "[:SIGNATURE], FUNC_ID >= 0, PATH without ':')",
+                                     optarg);
+            else
+                spec.kernel_count++;
+            break;
+        case 'h':
             help = 1;
             break;
-        }
-        int takes_value = strcmp(opt, "-o") == 0 || strcmp(opt, "--orch") == 0 ||
-                          strcmp(opt, "--entry") == 0 || strcmp(opt, "--config") == 0 ||
-                          strcmp(opt, "--kernel") == 0 || strcmp(opt, "--show") == 0;
-        if (!takes_value) {
-            rc = usage_error("unknown option '%s'", opt);
+        case ':':
+            rc = cli_usage_error("pack", "%s needs a value", argv[optind - 1]);
+            break;
+        default:
+            rc = unknown_option(argv[optind - 1]);
             break;
         }
-        if (i + 1 >= argc) {
-            rc = usage_error("%s needs a value", opt);
-            break;
-        }
-        const char *val = argv[++i];
-        if (strcmp(opt, "-o") == 0)
-            out = val;
-        else if (strcmp(opt, "--orch") == 0)
-            spec.orch_path = val;
-        else if (strcmp(opt, "--entry") == 0)
-            spec.orch_entry = val;
-        else if (strcmp(opt, "--config") == 0)
-            spec.orch_config = val;
-        else if (strcmp(opt, "--show") == 0)
-            show_path = val;
-        else if (!(texts[spec.kernel_count] = strdup(val))) {
-            fprintf(stderr, "simpler pack: out of memory\n");
-            rc = 1;
-        } else if (parse_kernel(texts[spec.kernel_count], &kernels[spec.kernel_count]) != 0)
-            rc = usage_error("bad --kernel '%s' (want FUNC_ID:aic|aiv:PATH:ENTRY[:SIGNATURE], "
-                             "FUNC_ID >= 0, PATH without ':')",
-                             val);
+    }
+    spec.kernels = kernels;
+    if (!rc && !help && optind < argc)
+        rc = cli_usage_error("pack", "unexpected argument '%s'", argv[optind]);
+    if (rc || help) {
+        if (help)
+            pack_usage(stdout);
+    } else if (show_path) {
+        if (out || header || spec.orch_path || spec.orch_entry || spec.kernel_count ||
+            spec.orch_args)
+            rc = cli_usage_error("pack", "--show takes no other option");
         else
-            spec.kernel_count++;
-    }
-    if (help)
-        pack_usage(stdout);
-    else if (!rc && show_path && (out || spec.orch_path || spec.orch_entry || spec.kernel_count))
-        rc = usage_error("--show takes no other option");
-    else if (!rc && show_path)
-        rc = show(show_path);
-    else if (!rc && (!out || !spec.orch_path || !spec.orch_entry))
-        rc = usage_error("-o, --orch and --entry are required");
-    else if (!rc) {
-        spec.kernels = kernels;
-        void *blob;
-        size_t size;
-        char err[512];
-        int st = sp_callable_build(&spec, &blob, &size, err, sizeof err);
-        if (st) {
-            fprintf(stderr, "simpler pack: %s (%s)\n", err, sp_status_name(st));
-            rc = 1;
-        } else {
-            rc = write_blob(out, blob, size);
-            free(blob);
+            rc = show(show_path);
+    } else if (!out && !header) {
+        rc = cli_usage_error("pack", "-o, --orch and --entry are required (or --header OUT.h "
+                                     "alone, or --show FILE.spc)");
+    } else if (out && (!spec.orch_path || !spec.orch_entry)) {
+        rc = cli_usage_error("pack", "-o needs --orch and --entry: both are required");
+    } else {
+        /* The header first: a build runs the header-only form before the
+         * orchestration compiles and packs after, with the same kernels. */
+        if (header)
+            rc = write_header(header, &spec);
+        if (!rc && out) {
+            void *blob;
+            size_t size;
+            char err[512];
+            int st = sp_callable_build(&spec, &blob, &size, err, sizeof err);
+            if (st == SP_ESYS) {
+                rc = read_error(err);
+            } else if (st) {
+                rc = cli_fail(st, "%s", err);
+            } else {
+                rc = write_file(out, blob, size);
+                free(blob);
+            }
         }
     }
-    for (int i = 0; i < argc; i++)
+    for (int i = 0; i <= argc; i++)
         free(texts[i]);
     free(texts);
     free(kernels);

@@ -31,6 +31,8 @@ typedef struct elf {
     size_t size;
     const Elf64_Phdr *ph;
     unsigned phnum;
+    /* From the dynamic section, for the symbol lookup (addresses; 0: absent). */
+    uint64_t symtab, strtab, strsz, hash, gnu_hash;
     char *why;
     size_t why_len;
 } elf;
@@ -256,6 +258,11 @@ static int check_dynamic(elf *e)
                        "the file",
                        address_tags[t].name, value[t], size_of[t]);
     }
+    e->strtab = value[0];
+    e->symtab = value[1];
+    e->hash = seen[2] ? value[2] : 0;
+    e->gnu_hash = seen[3] ? value[3] : 0;
+    e->strsz = strsz;
     /* Names the loader reads from the string table. */
     for (size_t i = 0; i < end; i++) {
         int64_t tag = dyn[i].d_tag;
@@ -269,25 +276,183 @@ static int check_dynamic(elf *e)
     return SP_OK;
 }
 
-int sp__elf_check(const void *bytes, size_t size, char *why, size_t why_len)
+/* Every structural check; on success `e` holds the tables' addresses. */
+static int elf_open(elf *e, const void *bytes, size_t size, char *why, size_t why_len)
 {
-    elf e = {.b = bytes, .size = size, .why = why, .why_len = why_len};
+    *e = (elf){.b = bytes, .size = size, .why = why, .why_len = why_len};
     if (why && why_len)
         why[0] = '\0';
     if (!bytes)
-        return bad(&e, "no bytes");
+        return bad(e, "no bytes");
     /* The header is read through a copy: the bytes need not be aligned. */
     Elf64_Ehdr h;
     memset(&h, 0, sizeof h);
     memcpy(&h, bytes, size < sizeof h ? size : sizeof h);
-    int rc = check_ehdr(&e, &h);
+    int rc = check_ehdr(e, &h);
     if (!rc && ((uintptr_t)bytes % 8))
-        rc = bad(&e, "ELF bytes at %p are not 8-byte aligned", bytes);
+        rc = bad(e, "ELF bytes at %p are not 8-byte aligned", bytes);
     if (!rc)
-        rc = check_sections(&e, &h);
+        rc = check_sections(e, &h);
     if (!rc)
-        rc = check_loads(&e);
+        rc = check_loads(e);
     if (!rc)
-        rc = check_dynamic(&e);
+        rc = check_dynamic(e);
     return rc;
+}
+
+int sp__elf_check(const void *bytes, size_t size, char *why, size_t why_len)
+{
+    elf e;
+    return elf_open(&e, bytes, size, why, why_len);
+}
+
+/* ---- exported symbols ---------------------------------------------------- */
+
+/* `len` bytes at address `vaddr` as a pointer into the file, or NULL when
+ * they are not all file-backed: every table read below goes through this. */
+static const uint8_t *at_vaddr(const elf *e, uint64_t vaddr, uint64_t len)
+{
+    uint64_t off;
+    return file_range(e, vaddr, len, &off) ? e->b + off : NULL;
+}
+
+static uint32_t read_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Symbol i of the dynamic symbol table (copied: alignment is not trusted). */
+static bool symbol_at(const elf *e, uint64_t i, Elf64_Sym *out)
+{
+    if (i > MAX_SEGMENT_BYTES / sizeof *out)
+        return false;
+    const uint8_t *p = at_vaddr(e, e->symtab + i * sizeof *out, sizeof *out);
+    if (!p)
+        return false;
+    memcpy(out, p, sizeof *out);
+    return true;
+}
+
+/* Whether symbol `sym`'s name is `name` (len bytes + NUL), inside DT_STRSZ. */
+static bool symbol_named(const elf *e, const Elf64_Sym *sym, const char *name, size_t len)
+{
+    if (sym->st_name >= e->strsz || len + 1 > e->strsz - sym->st_name)
+        return false;
+    const uint8_t *p = at_vaddr(e, e->strtab + sym->st_name, len + 1);
+    return p && memcmp(p, name, len) == 0 && p[len] == '\0';
+}
+
+static uint32_t gnu_hash_of(const char *s)
+{
+    uint32_t h = 5381;
+    for (; *s; s++)
+        h = h * 33u + (uint8_t)*s;
+    return h;
+}
+
+/* The symbol named `name` as the loader's hash table finds it: GNU hash
+ * when present (what dlsym uses), else the SysV table's chain count bounds
+ * a linear scan. Returns 1 found (*out), 0 not there, -1 a table that
+ * points outside the file (named in why). */
+static int find_symbol(elf *e, const char *name, Elf64_Sym *out)
+{
+    size_t len = strlen(name);
+    if (e->gnu_hash) {
+        const uint8_t *hdr = at_vaddr(e, e->gnu_hash, 16);
+        if (!hdr)
+            return bad(e, "DT_GNU_HASH header is not inside the file"), -1;
+        uint32_t nbuckets = read_u32(hdr), symoffset = read_u32(hdr + 4);
+        uint32_t bloom_words = read_u32(hdr + 8);
+        if (nbuckets == 0)
+            return 0;
+        uint64_t buckets = e->gnu_hash + 16 + (uint64_t)bloom_words * 8;
+        uint64_t chains = buckets + (uint64_t)nbuckets * 4;
+        uint32_t h = gnu_hash_of(name);
+        const uint8_t *b = at_vaddr(e, buckets + (uint64_t)(h % nbuckets) * 4, 4);
+        if (!b)
+            return bad(e, "DT_GNU_HASH buckets are not inside the file"), -1;
+        uint32_t i = read_u32(b);
+        if (i < symoffset)
+            return 0;
+        /* A chain ends at an entry with its low bit set; the bound stops a
+         * damaged table that never sets it. */
+        for (uint64_t steps = 0; steps < e->size / 4; steps++, i++) {
+            const uint8_t *c = at_vaddr(e, chains + (uint64_t)(i - symoffset) * 4, 4);
+            if (!c)
+                return bad(e, "DT_GNU_HASH chain runs outside the file"), -1;
+            uint32_t ch = read_u32(c);
+            if ((ch | 1u) == (h | 1u)) {
+                if (!symbol_at(e, i, out))
+                    return bad(e, "dynamic symbol %" PRIu32 " is not inside the file", i), -1;
+                if (symbol_named(e, out, name, len))
+                    return 1;
+            }
+            if (ch & 1u)
+                return 0;
+        }
+        return 0;
+    }
+    if (e->hash) {
+        const uint8_t *hdr = at_vaddr(e, e->hash, 8);
+        if (!hdr)
+            return bad(e, "DT_HASH header is not inside the file"), -1;
+        uint32_t nchain = read_u32(hdr + 4);
+        for (uint32_t i = 1; i < nchain; i++) {
+            if (!symbol_at(e, i, out))
+                return bad(e, "dynamic symbol %" PRIu32 " of %" PRIu32 " is not inside the file", i,
+                           nchain),
+                       -1;
+            if (symbol_named(e, out, name, len))
+                return 1;
+        }
+        return 0;
+    }
+    bad(e, "the dynamic section has neither DT_GNU_HASH nor DT_HASH, so nothing is exported");
+    return -1;
+}
+
+int sp__elf_find_export(const void *bytes, size_t size, const char *name, char *why, size_t why_len)
+{
+    if (!name || !*name) {
+        elf e = {.why = why, .why_len = why_len};
+        return bad(&e, "no symbol name");
+    }
+    elf e;
+    int rc = elf_open(&e, bytes, size, why, why_len);
+    if (rc)
+        return rc;
+    Elf64_Sym sym;
+    int found = find_symbol(&e, name, &sym);
+    if (found < 0)
+        return SP_EKERNEL_LOAD;
+    if (!found)
+        goto missing;
+    if (sym.st_shndx == SHN_UNDEF)
+        goto missing; /* imported from another object, not defined here */
+    unsigned bind = ELF64_ST_BIND(sym.st_info), type = ELF64_ST_TYPE(sym.st_info);
+    unsigned vis = ELF64_ST_VISIBILITY(sym.st_other);
+    if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
+        goto missing;
+    if (vis != STV_DEFAULT && vis != STV_PROTECTED) {
+        if (why && why_len)
+            snprintf(why, why_len,
+                     "'%s' is defined but hidden (visibility %u); mark it SP_EXPORT or build with "
+                     "default visibility",
+                     name, vis);
+        return SP_EMODULE_SYMBOL;
+    }
+    if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+        if (why && why_len)
+            snprintf(why, why_len, "'%s' is exported but is not a function (symbol type %u)", name,
+                     type);
+        return SP_EMODULE_SYMBOL;
+    }
+    return SP_OK;
+missing:
+    if (why && why_len)
+        snprintf(why, why_len,
+                 "does not export '%s' (not a defined, visible symbol of its .dynsym)", name);
+    return SP_EMODULE_SYMBOL;
 }

@@ -16,4 +16,14 @@
  * that passes may still fail to load (missing library, bad relocation). */
 int sp__elf_check(const void *bytes, size_t size, char *why, size_t why_len);
 
+/* Check that the shared object at `bytes` (which must pass sp__elf_check;
+ * it is checked again here) exports a function `name` the way dlsym finds
+ * it: in its dynamic symbol table through the hash table the loader uses,
+ * defined there (not imported), global or weak, default or protected
+ * visibility, of function type. Returns 0, SP_EMODULE_SYMBOL with the
+ * reason ("does not export 'x' ...", "'x' is defined but hidden", "'x' ...
+ * is not a function") in `why`, or SP_EKERNEL_LOAD for a damaged table. */
+int sp__elf_find_export(const void *bytes, size_t size, const char *name, char *why,
+                        size_t why_len);
+
 #endif

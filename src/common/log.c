@@ -42,21 +42,38 @@ void sp__log_set_sink(sp_log_sink sink, void *user)
     atomic_store_explicit(&log_sink, sink, memory_order_release);
 }
 
-void sp__log(int level, const char *fmt, ...)
+void sp__log_vformat(char *line, size_t len, int level, const char *fmt, va_list ap)
 {
     static const char *const tags[] = {"debug", "info", "warn", "error"};
-    if (level < sp__log_level() || level >= SP_LOG_OFF)
+    if (!line || len == 0)
         return;
-    char line[1024];
-    int n = snprintf(line, sizeof line, "simpler %s: ", tags[level]);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-    va_end(ap);
+    int n = snprintf(line, len, "simpler %s: ", level >= 0 && level < 4 ? tags[level] : "?");
+    if (n >= 0 && (size_t)n < len)
+        vsnprintf(line + n, len - (size_t)n, fmt, ap);
+}
+
+void sp__log_line(int level, const char *line)
+{
+    if (level < sp__log_level() || level >= SP_LOG_OFF || !line)
+        return;
     sp_log_sink sink = atomic_load_explicit(&log_sink, memory_order_acquire);
     if (sink) {
         sink(level, line, atomic_load_explicit(&log_sink_user, memory_order_relaxed));
         return;
     }
+    /* No sink: the one default destination, for warnings and errors
+     * (the threshold defaults to warn). */
     fprintf(stderr, "%s\n", line);
+}
+
+void sp__log(int level, const char *fmt, ...)
+{
+    if (level < sp__log_level() || level >= SP_LOG_OFF)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    sp__log_vformat(line, sizeof line, level, fmt, ap);
+    va_end(ap);
+    sp__log_line(level, line);
 }

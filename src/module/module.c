@@ -32,14 +32,19 @@ static int ctx_fail(mod_ctx *c, int status, const char *fmt, ...)
         snprintf(c->last_error, sizeof c->last_error, "%s: %s", sp_status_name(status), msg);
         pthread_mutex_unlock(&c->lock);
     }
-    SP_ERROR("%s: %s (%s)", sp_status_name(status), msg, sp_status_hint(status));
+    /* The message is the caller's to report (the status and last error):
+     * logged again only at debug, so an error is printed once. */
+    SP_DEBUG("%s: %s (%s)", sp_status_name(status), msg, sp_status_hint(status));
     return status;
 }
 
-/* "run 7 (slot 0, bank 0, generation 1, epoch 3)" for error messages. */
+/* "run 7" for error messages: what the caller knows the run by. Its slot,
+ * bank, generation and epoch are the runtime's counters, not the user's:
+ * they go to a debug line beside the message. */
 static void run_identity(const sp_run_descriptor *d, char *buf, size_t len)
 {
-    snprintf(buf, len, "run %llu (slot %u, bank %u, generation %llu, dispatch %llu, epoch %llu)",
+    snprintf(buf, len, "run %llu", (unsigned long long)d->run_id);
+    SP_DEBUG("run %llu: slot %u, bank %u, generation %llu, dispatch %llu, epoch %llu",
              (unsigned long long)d->run_id, d->pipeline_slot, d->arena_bank,
              (unsigned long long)d->generation, (unsigned long long)d->dispatch_id,
              (unsigned long long)d->run_epoch);
@@ -145,6 +150,18 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
     int rc = sp_device_open(device_id, &opt, &c->dev);
     if (rc)
         return ctx_fail(c, rc, "cannot attach device %d", device_id);
+    /* A device already open keeps its geometry: a larger wish is not met,
+     * and a run asking for it would fail later without this line. */
+    const sp_geometry *geo = sp_device_geometry(c->dev);
+    if (geo && ((opt.geometry.aicpu_threads && geo->aicpu_threads < opt.geometry.aicpu_threads) ||
+                (opt.geometry.clusters && geo->clusters < opt.geometry.clusters)))
+        SP_WARN("device %d was already open with %u clusters and %u scheduler threads; "
+                "prewarm asks for %u and %u, which it cannot give: set prewarm in the worker "
+                "that opens the device first",
+                device_id, geo->clusters, geo->aicpu_threads > 1 ? geo->aicpu_threads - 1 : 1,
+                opt.geometry.clusters ? opt.geometry.clusters : geo->clusters,
+                opt.geometry.aicpu_threads ? opt.geometry.aicpu_threads - 1
+                                           : (geo->aicpu_threads > 1 ? geo->aicpu_threads - 1 : 1));
     /* Registration's way to the platform: a value of no run (it loads
      * kernels and uploads tables, never touches run storage). */
     if ((rc = sp_device_bind_host_api(c->dev, SP_HOST_API_NO_RUN, SP_HOST_API_NO_RUN,

@@ -167,7 +167,8 @@ int tm_build(trace_model *m, const sp_run_trace *tr, const sp_trace_info *info)
     m->dot_detail_max =
         info && info->dot_detail_max ? info->dot_detail_max : SP_TRACE_DOT_DETAIL_MAX;
     m->cp_tail = -1;
-    uint64_t n = m->stats ? m->stats->tasks : 0;
+    /* The run's task count (its stats), unless that is not a real one. */
+    uint64_t n = m->stats && m->stats->tasks < (1ull << 32) ? m->stats->tasks : 0;
     for (uint64_t i = 0; i < tr->record_count; i++)
         if (tm_is_task_record(&tr->records[i]) && tr->records[i].task + 1 > n)
             n = tr->records[i].task + 1;

@@ -9,6 +9,8 @@
 #include "simpler/status.h"
 #include "trace/trace_model.h"
 
+#define TASK_ID_MAX (1ull << 32)
+
 SP_EXPORT int sp_trace_format_of(const char *path)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
@@ -55,10 +57,20 @@ SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, 
                     "trace: record_count / edge_count exceed the buffers given (read the counts "
                     "first, then the records, as sp_run_trace describes)",
                     "");
-    for (uint64_t i = 0; i < tr->edge_count; i++)
+    /* The model has a row per task id: ids past TASK_ID_MAX are not a
+     * run's (a hand-made or damaged trace), and would not fit. */
+    for (uint64_t i = 0; i < tr->record_count; i++)
+        if (tm_is_task_record(&tr->records[i]) && tr->records[i].task >= TASK_ID_MAX)
+            return fail(SP_EINVAL, err, err_len, "%s%s",
+                        "trace: a record names a task id past 2^32", "");
+    for (uint64_t i = 0; i < tr->edge_count; i++) {
         if (tr->edges[i].producer >= tr->edges[i].consumer)
             return fail(SP_EINVAL, err, err_len, "%s%s",
                         "trace: an edge whose producer does not precede its consumer", "");
+        if (tr->edges[i].consumer >= TASK_ID_MAX)
+            return fail(SP_EINVAL, err, err_len, "%s%s", "trace: an edge names a task id past 2^32",
+                        "");
+    }
     trace_model m;
     if (tm_build(&m, tr, info))
         return fail(SP_ENOMEM, err, err_len, "%s%s", "trace: no host memory for the model", "");

@@ -32,12 +32,14 @@ int wk_callable_keep(sp_worker *w, uint32_t id, const void *blob, size_t size)
         free(copy); /* the module accepted it, so this does not happen */
         return SP_EBLOB;
     }
+    pthread_mutex_lock(&w->callables_lock);
     wk_callable *c = find(w, id);
     if (!c) {
         if (w->callable_count == w->callable_cap) {
             uint32_t cap = w->callable_cap ? 2 * w->callable_cap : 8;
             wk_callable *n = realloc(w->callables, cap * sizeof *n);
             if (!n) {
+                pthread_mutex_unlock(&w->callables_lock);
                 free(copy);
                 return SP_ENOMEM;
             }
@@ -49,16 +51,19 @@ int wk_callable_keep(sp_worker *w, uint32_t id, const void *blob, size_t size)
         free(c->blob);
     }
     *c = (wk_callable){.id = id, .blob = copy, .size = size, .view = view};
+    pthread_mutex_unlock(&w->callables_lock);
     return SP_OK;
 }
 
 void wk_callable_drop(sp_worker *w, uint32_t id)
 {
+    pthread_mutex_lock(&w->callables_lock);
     wk_callable *c = find(w, id);
-    if (!c)
-        return;
-    free(c->blob);
-    *c = w->callables[--w->callable_count];
+    if (c) {
+        free(c->blob);
+        *c = w->callables[--w->callable_count];
+    }
+    pthread_mutex_unlock(&w->callables_lock);
 }
 
 void wk_callables_free(sp_worker *w)

@@ -48,12 +48,13 @@ static void lane_execute(sp_worker *w, wk_lease *l)
             atomic_store_explicit(&w->stuck, 1, memory_order_release);
             l->result = SP_ESTALL;
             snprintf(l->error, sizeof l->error,
-                     "run %llu (slot %u, generation %llu): the device side did not finish within "
-                     "%llu ms of its launch (run_timeout_us); the run is abandoned and this "
-                     "worker can only be closed",
-                     (unsigned long long)l->run_id, (unsigned)(l - w->lease),
-                     (unsigned long long)l->generation,
+                     "run %llu: the device side did not finish within %llu ms of its launch "
+                     "(run_timeout_us); the run is abandoned and this worker can only be closed",
+                     (unsigned long long)l->run_id,
                      (unsigned long long)(l->run_timeout_ns / 1000000));
+            wk_log(w, SP_LOG_DEBUG, "run %llu: abandoned in slot %u, generation %llu",
+                   (unsigned long long)l->run_id, (unsigned)(l - w->lease),
+                   (unsigned long long)l->generation);
             sp__waitword_store(&l->state, LEASE_DONE);
             return;
         }
@@ -145,6 +146,9 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
         return worker_fail(w, SP_EUNUSABLE, "%s",
                            "an earlier run's device side never finished (SP_ESTALL): this worker "
                            "can only be closed");
+    int checked = wk_signature_check(w, callable_id, args);
+    if (checked)
+        return checked;
     pthread_mutex_lock(&w->submit_lock);
     wk_lease *l = NULL;
     uint32_t slot = 0;
@@ -238,10 +242,8 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
             sp__waitword_wait_ne(&l->state, st, NULL, deadline_ns, &timed_out);
         if (timed_out && sp__waitword_load(&l->state) != LEASE_DONE) {
             snprintf(w->last_error, sizeof w->last_error,
-                     "run %llu (slot %u, generation %llu) not done within %llu ms; it is still "
-                     "in flight: wait for it again",
-                     (unsigned long long)h->run_id, h->slot, (unsigned long long)h->generation,
-                     (unsigned long long)timeout_ms);
+                     "run %llu not done within %llu ms; it is still in flight: wait for it again",
+                     (unsigned long long)h->run_id, (unsigned long long)timeout_ms);
             return SP_ETIMEOUT;
         }
     }

@@ -64,6 +64,7 @@ int wk_trace_open(sp_worker *w, const sp_worker_options *o, const char *module_p
     const char *path = o->trace_path ? o->trace_path : wk_env_trace_path();
     if (path && *path && !(w->trace_path = strdup(path)))
         return SP_ENOMEM;
+    pthread_mutex_init(&w->callables_lock, NULL); /* destroyed by wk_trace_free */
     /* libsimpler_<runtime>_<platform>.so names the runtime (discover.c). */
     const char *base = module_path ? strrchr(module_path, '/') : NULL;
     base = base ? base + 1 : module_path;
@@ -111,13 +112,16 @@ static int expand_path(const char *pattern, uint64_t seq, char *out, size_t len)
 
 static int write_last(sp_worker *w, int format, const char *path, char *err, size_t err_len)
 {
+    pthread_mutex_lock(&w->callables_lock); /* the names stay while they are written */
     const wk_callable *c = wk_callable_find(w, w->trace_callable);
     sp_trace_info info = {
         .runtime = w->runtime,
         .callable = c ? &c->view : NULL,
         .stats = &w->trace_stats,
     };
-    return sp_trace_write(&w->trace, &info, format, path, err, err_len);
+    int rc = sp_trace_write(&w->trace, &info, format, path, err, err_len);
+    pthread_mutex_unlock(&w->callables_lock);
+    return rc;
 }
 
 void wk_trace_autowrite(sp_worker *w)
@@ -127,14 +131,15 @@ void wk_trace_autowrite(sp_worker *w)
     uint64_t seq = w->traces_written++;
     char path[4096], err[512];
     if (expand_path(w->trace_path, seq, path, sizeof path)) {
-        SP_WARN("trace path '%s' is too long once expanded: run %llu's trace not written",
-                w->trace_path, (unsigned long long)seq);
+        wk_log(w, SP_LOG_WARN,
+               "trace path '%s' is too long once expanded: run %llu's trace not written",
+               w->trace_path, (unsigned long long)seq);
         return;
     }
     int format = sp_trace_format_of(path);
     int rc = write_last(w, format ? format : SP_TRACE_FORMAT_JSON, path, err, sizeof err);
     if (rc)
-        SP_WARN("%s: %s (the run itself is unaffected)", sp_status_name(rc), err);
+        wk_log(w, SP_LOG_WARN, "%s: %s (the run itself is unaffected)", sp_status_name(rc), err);
 }
 
 SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path)
@@ -154,6 +159,7 @@ void wk_trace_free(sp_worker *w)
 {
     free(w->trace_path);
     w->trace_path = NULL;
+    pthread_mutex_destroy(&w->callables_lock);
     free(w->trace.records);
     free(w->trace.edges);
     memset(&w->trace, 0, sizeof w->trace);

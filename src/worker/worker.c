@@ -1,7 +1,8 @@
 /* The worker: one loaded module, one device context, and the lane that runs
  * what is submitted (lane.c). A synchronous run is a submit followed by a
- * wait. Module logging is bound to this process's logger so module lines
- * look like ours and follow the settings' log level. */
+ * wait. Module logging is bound to the library's log route (log_route.c)
+ * so module lines look like ours, follow the settings' log level and reach
+ * the sink a host gave (sp_worker_options.log_sink). */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,13 +24,6 @@ static int worker_fail(sp_worker *w, int status, const char *fmt, ...)
     vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
     va_end(ap);
     return status;
-}
-
-/* Module log lines arrive fully formatted (and already filtered). */
-static void module_log(int level, const char *line, void *user)
-{
-    (void)level, (void)user;
-    fprintf(stderr, "%s\n", line);
 }
 
 /* The lane's depth and each slot's arena bank, from the module's contract:
@@ -71,34 +65,39 @@ SP_EXPORT int sp_worker_open(const char *module_path, const sp_worker_options *o
     int rc = wk_settings_check(&o.settings, err, err_len);
     if (rc)
         return rc;
-    sp_settings_from_env(&o.settings);
-    /* The log threshold is the process's: the last worker opened with a
-     * level sets it; one opened without leaves it as it is. */
-    if (o.settings.log_level)
-        sp__log_set_level(o.settings.log_level - 1);
     sp_worker *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(err, err_len, "no host memory for the worker");
         return SP_ENOMEM;
     }
+    /* The sink first: what reading the environment warns about is ours. */
+    wk_log_route_add(w, o.log_sink, o.log_user);
+    sp_settings_from_env(&o.settings);
+    /* The log threshold is the process's: the last worker opened with a
+     * level sets it; one opened without leaves it as it is. */
+    if (o.settings.log_level)
+        sp__log_set_level(o.settings.log_level - 1);
     pthread_mutex_init(&w->submit_lock, NULL);
     w->settings = o.settings;
     w->close_timeout_ns =
         (o.close_timeout_ms ? o.close_timeout_ms : SP_WORKER_CLOSE_TIMEOUT_MS) * 1000000ull;
     if (wk_trace_open(w, &o, module_path) != SP_OK) {
         snprintf(err, err_len, "no host memory for the worker's trace path");
+        wk_log_route_remove(w);
         pthread_mutex_destroy(&w->submit_lock);
         free(w);
         return SP_ENOMEM;
     }
     rc = wk_module_open(module_path, &w->m, err, err_len);
     if (rc) {
-        free(w->trace_path);
+        wk_trace_free(w);
+        wk_log_route_remove(w);
         pthread_mutex_destroy(&w->submit_lock);
         free(w);
         return rc;
     }
-    w->m.simpler_bind_logging(sp__log_level(), module_log, NULL);
+    /* The module's lines (and its device's) join the route (log_route.c). */
+    w->m.simpler_bind_logging(sp__log_level(), wk_log_route_line, NULL);
     lane_shape(w, w->m.simpler_get_pipeline_contract());
     /* pipeline_depth 1: one run in flight at a time (the serial lane),
      * whatever the module allows. */
@@ -160,24 +159,31 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
     if (!wk_lane_stop(w)) {
         /* The lane waits for a device side that never ends and still
          * uses the worker: everything is left to it (the process keeps it). */
-        SP_WARN("worker closed while its lane still waited for a run after %llu ms: the lane, "
-                "its device context and the module are abandoned to the process",
-                (unsigned long long)(w->close_timeout_ns / 1000000));
+        wk_log(w, SP_LOG_WARN,
+               "worker closed while its lane still waited for a run after %llu ms: the lane, "
+               "its device context and the module are abandoned to the process",
+               (unsigned long long)(w->close_timeout_ns / 1000000));
+        wk_log_route_remove(w);
         keep_worker(w);
         return;
     }
     wk_trace_free(w);
     wk_callables_free(w);
+    wk_signature_free_all(w);
     if (atomic_load_explicit(&w->stuck, memory_order_acquire)) {
         /* A launched run never finished: the device side still uses the
          * context, the run storage and the module's code. Keep them. */
-        SP_WARN("worker closed after a run whose device side never finished: its device context "
-                "and run storage are abandoned to the process");
+        wk_log(w, SP_LOG_WARN,
+               "worker closed after a run whose device side never finished: its device context "
+               "and run storage are abandoned to the process");
+        wk_log_route_remove(w);
         keep_worker(w);
         return;
     }
     if (w->ctx)
         w->m.simpler_destroy_device_context(w->ctx);
+    /* After the context: its teardown's lines may still reach this sink. */
+    wk_log_route_remove(w);
     for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
         free(w->lease[s].run);
     wk_module_close(&w->m);
@@ -197,7 +203,12 @@ SP_EXPORT int sp_worker_register_callable(sp_worker *w, uint32_t id, const void 
         w->m.simpler_unregister_callable(w->ctx, id);
         return worker_fail(w, rc, "no host memory to keep callable %u (%zu bytes)", id, size);
     }
-    return SP_OK;
+    /* Its argument signature, parsed once, checks every run (arg_check.c). */
+    if ((rc = wk_signature_register(w, id, wk_callable_find(w, id)->view.orch_args)) != SP_OK) {
+        wk_callable_drop(w, id);
+        w->m.simpler_unregister_callable(w->ctx, id);
+    }
+    return rc;
 }
 
 SP_EXPORT int sp_worker_register_callable_file(sp_worker *w, uint32_t id, const char *path)
@@ -225,6 +236,7 @@ SP_EXPORT int sp_worker_unregister_callable(sp_worker *w, uint32_t id)
     if (rc)
         return worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
     wk_callable_drop(w, id);
+    wk_signature_drop(w, id);
     return SP_OK;
 }
 

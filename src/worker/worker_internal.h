@@ -11,6 +11,10 @@
 #include "simpler/worker.h"
 #include "worker/module_loader.h"
 
+/* Callable ids the worker keeps an argument signature for (the modules'
+ * own limit: an id at or past it is refused at registration). */
+#define WK_MAX_CALLABLES 256u
+
 /* A lease goes FREE -> RESERVED (being prepared) -> PREPARED (queued) ->
  * RUNNING (launched by the lane) -> DONE (result kept) -> FREE (waited). */
 enum {
@@ -71,13 +75,22 @@ struct sp_worker {
     /* The caller's settings, filled from the environment once at open
      * (settings.c): this worker's own, whatever another worker was given. */
     sp_settings settings;
+    /* This worker's log sink (log_route.c): NULL for none; log_next links
+     * the workers that have one, newest first. */
+    sp_log_sink log_sink;
+    void *log_user;
+    struct sp_worker *log_next;
 
     char last_error[640];
     sp_run_trace trace;       /* the last waited run's trace (sp_worker_last_trace) */
     uint32_t trace_callable;  /* ... the callable it ran */
     sp_run_stats trace_stats; /* ... and its figures */
 
-    wk_callable *callables; /* registered callables, unordered (callables.c) */
+    /* Registered callables, unordered (callables.c); the lock orders a
+     * register or unregister against a trace being written with their names
+     * in a waiting thread (per register and per traced run, never per task). */
+    pthread_mutex_t callables_lock;
+    wk_callable *callables;
     uint32_t callable_count, callable_cap;
 
     /* options.trace_path / SIMPLER_TRACE (the worker's copy), or NULL;
@@ -85,6 +98,10 @@ struct sp_worker {
     char *trace_path;
     uint64_t traces_written;
     char runtime[32]; /* from the module's file name (libsimpler_<rt>_<p>.so), or "" */
+
+    /* Per callable id: its parsed argument signature, or NULL (none
+     * declared); read and swapped under submit_lock (arg_check.c). */
+    sp_callable_signature *signature[WK_MAX_CALLABLES];
 };
 
 /* settings.c: SIMPLER_TRACE (the default of options.trace_path), NULL if
@@ -97,6 +114,16 @@ int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
 /* settings.c: SIMPLER_MODULE_PATH, or NULL when unset or empty. */
 const char *wk_env_module_path(void);
 
+/* log_route.c: the worker's own lines go to its sink, the lines of code
+ * that knows no worker (module, device, settings) to the newest open
+ * worker's sink, else stderr. add registers w's sink (NULL: none) and
+ * binds the library's logger to the route; remove unregisters it (after
+ * it returns the sink is not called again). */
+void wk_log_route_add(sp_worker *w, sp_log_sink sink, void *user);
+void wk_log_route_remove(sp_worker *w);
+void wk_log_route_line(int level, const char *line, void *user);
+void wk_log(sp_worker *w, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Start / stop the lane thread that launches queued runs in order. */
 int wk_lane_start(sp_worker *w);
 /* False: the lane did not stop within w->close_timeout_ns (it waits for a
@@ -104,7 +131,8 @@ int wk_lane_start(sp_worker *w);
 bool wk_lane_stop(sp_worker *w);
 
 /* trace.c: copy a completed run's trace into its lease (before finalize),
- * hand it to the worker at wait, free every trace buffer at close. */
+ * hand it to the worker at wait, free every trace buffer (and the trace
+ * path, callables_lock: what wk_trace_open made) at close. */
 void wk_lease_trace_capture(sp_worker *w, wk_lease *l);
 void wk_lease_trace_take(sp_worker *w, wk_lease *l);
 void wk_trace_free(sp_worker *w);
@@ -122,10 +150,21 @@ const sp_call_config *wk_trace_config(const sp_worker *w, const sp_call_config *
 void wk_trace_autowrite(sp_worker *w);
 
 /* callables.c: keep a copy of a callable the module registered under `id`
- * (replacing one kept under it); forget it; find it (NULL: none). */
+ * (replacing one kept under it); forget it; find it (NULL: none; the caller
+ * holds callables_lock while it uses what it found). */
 int wk_callable_keep(sp_worker *w, uint32_t id, const void *blob, size_t size);
 void wk_callable_drop(sp_worker *w, uint32_t id);
 const wk_callable *wk_callable_find(const sp_worker *w, uint32_t id);
 void wk_callables_free(sp_worker *w);
+
+/* arg_check.c: parse and keep the argument signature `text` (the kept
+ * callable's view.orch_args; NULL: none) of a callable the module has just
+ * registered (0, or SP_ENOMEM with last_error set), drop it at
+ * unregister, free all at close; check a run's arguments before it is
+ * prepared (0, or SP_EARG_SIGNATURE with the argument named in last_error). */
+int wk_signature_register(sp_worker *w, uint32_t id, const char *text);
+void wk_signature_drop(sp_worker *w, uint32_t id);
+void wk_signature_free_all(sp_worker *w);
+int wk_signature_check(sp_worker *w, uint32_t id, const sp_args *args);
 
 #endif

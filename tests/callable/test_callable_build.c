@@ -6,15 +6,15 @@
 
 #include "callable_test_support.h"
 
-static uint8_t bytes_a[300], bytes_b[FAKE_ELF_MIN];
+static uint8_t bytes_a[600], bytes_b[FAKE_ELF_MIN];
 
 static sp_callable_kernel_spec kernel_specs[2];
 
 /* A valid spec: orch from a file, two in-memory kernels. Tests break one field. */
 static sp_callable_spec valid_spec(void)
 {
-    fill_pattern(bytes_a, sizeof bytes_a, 11);
-    fill_pattern(bytes_b, sizeof bytes_b, 12);
+    fill_pattern(bytes_a, sizeof bytes_a, 11, "ka");
+    fill_pattern(bytes_b, sizeof bytes_b, 12, "kb");
     kernel_specs[0] = (sp_callable_kernel_spec){.func_id = 2,
                                                 .core_type = SP_CORE_AIC,
                                                 .bytes = bytes_a,
@@ -197,4 +197,72 @@ Test(callable_build, empty_file_is_einval)
     kernel_specs[0].path = path;
     expect_build(&spec, SP_EINVAL, "is empty");
     unlink(path);
+}
+
+/* Issue 14: a typo'd entry used to pack with exit 0 and fail only at
+ * registration. Every entry and config must be a function its object
+ * exports; the refusal names the symbol and the file. Real objects (GNU
+ * hash, what the toolchain writes) and the fake one (SysV hash). */
+Test(callable_build, symbols_the_object_does_not_export_are_refused)
+{
+    sp_callable_spec spec = valid_spec();
+    spec.orch_entry = "orch_nop";
+    expect_build(&spec, SP_EMODULE_SYMBOL, "orchestration entry 'orch_nop': " ORCH_SO);
+    expect_build(&spec, SP_EMODULE_SYMBOL, "does not export 'orch_nop'");
+    spec = valid_spec();
+    spec.orch_config = "orch_noop_cfg";
+    expect_build(&spec, SP_EMODULE_SYMBOL, "orchestration config 'orch_noop_cfg'");
+    spec = valid_spec();
+    kernel_specs[1].entry = "kc";
+    expect_build(&spec, SP_EMODULE_SYMBOL,
+                 "kernel func_id 3 entry 'kc': the binary given in memory does not export 'kc'");
+    /* Defined by a library it links, not by the object: not its export. */
+    spec = valid_spec();
+    spec.orch_entry = "memcpy";
+    expect_build(&spec, SP_EMODULE_SYMBOL, "does not export 'memcpy'");
+    /* Exported data is not an entry. */
+    spec = valid_spec();
+    spec.orch_path = SP_TEST_KERNEL_DIR "/fault_load.so";
+    spec.orch_entry = "fault_load_orch";
+    kernel_specs[0].path = SP_TEST_KERNEL_DIR "/fault_load.so";
+    kernel_specs[0].entry = "fault_load_data";
+    expect_build(&spec, SP_EMODULE_SYMBOL, "'fault_load_data' is exported but is not a function");
+
+    /* The real names pack. */
+    spec = valid_spec();
+    spec.orch_config = "orch_noop_config";
+    void *blob;
+    size_t size;
+    char err[512];
+    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
+    free(blob);
+}
+
+/* A hidden symbol is in .symtab, not .dynsym: the loader cannot find it. */
+Test(callable_build, a_fake_object_without_the_name_is_refused)
+{
+    static uint8_t none[FAKE_ELF_MIN];
+    fill_elf(none, sizeof none, 5, NULL);
+    sp_callable_spec spec = valid_spec();
+    kernel_specs[1].bytes = none;
+    kernel_specs[1].size = sizeof none;
+    expect_build(&spec, SP_EMODULE_SYMBOL, "does not export 'kb'");
+}
+
+Test(callable_build, argument_signature_is_packed_or_refused)
+{
+    sp_callable_spec spec = valid_spec();
+    spec.orch_args = "a:in:f32[m,k], b:in:f16[k,n], c:out:f32[m,n], alpha:scalar:f64";
+    void *blob;
+    size_t size;
+    char err[512];
+    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
+    sp_callable_view v;
+    cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_str_eq(v.orch_args, spec.orch_args, "stored as given");
+    free(blob);
+    spec.orch_args = "a:in:f32[m,k],a:out:f32";
+    expect_build(&spec, SP_EINVAL, "orchestration argument signature: signature entry 2");
+    spec.orch_args = "a:sideways:f32";
+    expect_build(&spec, SP_EINVAL, "DIR \"sideways\"");
 }

@@ -2,7 +2,9 @@
  * field; each kind of malformation is refused with SP_EBLOB and a reason
  * naming it; truncations and ~20000 seeded random mutations never crash and
  * never yield a view that points outside the blob. Every blob under test is
- * copied into an exact-size heap buffer so ASan catches any over-read. */
+ * copied into an exact-size heap buffer so ASan catches any over-read.
+ * Version 3's argument signature round-trips and is checked; a version 2
+ * blob (72-byte header) still validates. */
 #include <inttypes.h>
 #include <stddef.h>
 
@@ -15,7 +17,7 @@ static uint8_t mem_kernel[MEM_KERNEL_BYTES];
 /* orch_noop.so + two kernels from callable_kernels.so + one from memory. */
 static uint8_t *good_blob(size_t *size)
 {
-    fill_pattern(mem_kernel, sizeof mem_kernel, 7);
+    fill_pattern(mem_kernel, sizeof mem_kernel, 7, "mem_kernel");
     sp_callable_kernel_spec k[] = {
         {.func_id = 3,
          .core_type = SP_CORE_AIV,
@@ -48,10 +50,10 @@ static uint8_t *good_blob(size_t *size)
 /* A small all-in-memory blob (about 1 KiB): mutations hit structure often. */
 static uint8_t *small_blob(size_t *size)
 {
-    static uint8_t orch[260], k0[240], k1[232];
-    fill_pattern(orch, sizeof orch, 1);
-    fill_pattern(k0, sizeof k0, 2);
-    fill_pattern(k1, sizeof k1, 3);
+    static uint8_t orch[560], k0[540], k1[532];
+    fill_pattern(orch, sizeof orch, 1, "main_orch", "main_config");
+    fill_pattern(k0, sizeof k0, 2, "k_a");
+    fill_pattern(k1, sizeof k1, 3, "k_b");
     sp_callable_kernel_spec k[] = {
         {.func_id = 1,
          .core_type = SP_CORE_AIC,
@@ -255,6 +257,9 @@ Test(callable_validate, shorter_than_header)
     size_t size;
     uint8_t *blob = small_blob(&size);
     expect_bad(blob, 71, "shorter than the 72-byte header");
+    /* 72 bytes is a whole v2 header but not the v3 one this blob has. */
+    hdr(blob)->total_bytes = 79;
+    expect_bad(blob, 79, "79 bytes is shorter than the 80-byte version 3 header");
     expect_bad(blob, 0, "shorter");
     free(blob);
 }
@@ -274,8 +279,11 @@ Test(callable_validate, unknown_version)
     uint8_t *blob = small_blob(&size);
     hdr(blob)->version = 1;
     expect_bad(blob, size, "version 1 is not supported");
-    hdr(blob)->version = 3;
-    expect_bad(blob, size, "version 3 is not supported");
+    hdr(blob)->version = 4;
+    expect_bad(blob, size, "version 4 is not supported (this simpler reads versions 2 to 3)");
+    /* A v3 blob relabelled v2 keeps its 80-byte header_bytes: refused. */
+    hdr(blob)->version = 2;
+    expect_bad(blob, size, "header_bytes is 80, expected 72 for version 2");
     hdr(blob)->version = 0;
     expect_bad(blob, size, "version 0 is not supported");
     free(blob);
@@ -287,8 +295,8 @@ Test(callable_validate, header_bytes_mismatch)
     uint8_t *blob = small_blob(&size);
     hdr(blob)->header_bytes = 64;
     expect_bad(blob, size, "header_bytes is 64");
-    hdr(blob)->header_bytes = 80;
-    expect_bad(blob, size, "header_bytes is 80");
+    hdr(blob)->header_bytes = 72;
+    expect_bad(blob, size, "header_bytes is 72, expected 80 for version 3");
     free(blob);
 }
 
@@ -443,7 +451,7 @@ Test(callable_validate, overlapping_sections)
 
     h->strings.offset = sizeof *h + 8; /* inside the kernel table */
     h->strings.size = 16;
-    expect_bad(blob, size, "the string table [80, 96) overlaps the header and kernel table");
+    expect_bad(blob, size, "the string table [88, 104) overlaps the header and kernel table");
     *h = keep;
 
     h->orch.size = k0.binary.offset - h->orch.offset + 1; /* runs into kernel 0 */
@@ -589,10 +597,10 @@ static const size_t u64_fields[] = {
     offsetof(sp_callable_header, orch.size),
     offsetof(sp_callable_header, strings.offset),
     offsetof(sp_callable_header, strings.size),
-    72 + offsetof(sp_callable_kernel, binary.offset),
-    72 + offsetof(sp_callable_kernel, binary.size),
-    104 + offsetof(sp_callable_kernel, binary.offset),
-    104 + offsetof(sp_callable_kernel, binary.size),
+    80 + offsetof(sp_callable_kernel, binary.offset),
+    80 + offsetof(sp_callable_kernel, binary.size),
+    112 + offsetof(sp_callable_kernel, binary.offset),
+    112 + offsetof(sp_callable_kernel, binary.size),
 };
 static const size_t u32_fields[] = {
     offsetof(sp_callable_header, version),
@@ -601,14 +609,15 @@ static const size_t u32_fields[] = {
     offsetof(sp_callable_header, orch_entry),
     offsetof(sp_callable_header, orch_config),
     offsetof(sp_callable_header, checksum),
-    72 + 0,
-    72 + 4,
-    72 + 8,
-    72 + 12, /* kernel 0: func_id, core_type, entry, signature */
-    104 + 0,
-    104 + 4,
-    104 + 8,
-    104 + 12,
+    offsetof(sp_callable_header, orch_args),
+    80 + 0,
+    80 + 4,
+    80 + 8,
+    80 + 12, /* kernel 0: func_id, core_type, entry, signature */
+    112 + 0,
+    112 + 4,
+    112 + 8,
+    112 + 12,
 };
 
 static uint64_t interesting(uint64_t *rng, size_t size, const uint8_t *blob)
@@ -650,7 +659,7 @@ static size_t mutate(uint64_t *rng, uint8_t *b, size_t size)
             b[rng_next(rng) % size] = (uint8_t)rng_next(rng);
             break;
         case 2: /* byte set in the header and kernel table */
-            b[rng_next(rng) % (size < 136 ? size : 136)] = (uint8_t)rng_next(rng);
+            b[rng_next(rng) % (size < 144 ? size : 144)] = (uint8_t)rng_next(rng);
             break;
         case 3: { /* truncate, often keeping total_bytes consistent */
             size = rng_next(rng) % size;
@@ -670,7 +679,7 @@ static size_t mutate(uint64_t *rng, uint8_t *b, size_t size)
             break;
         }
         case 6: { /* rewrite a 32-bit field: counts, string offsets, ids */
-            size_t at = u32_fields[rng_next(rng) % 14];
+            size_t at = u32_fields[rng_next(rng) % 15];
             if (at + 4 <= size) {
                 uint32_t w = (uint32_t)interesting(rng, 200, b);
                 if (rng_next(rng) % 3 == 0)
@@ -722,4 +731,123 @@ Test(callable_validate, random_mutations_never_crash_or_escape, .timeout = 240)
     cr_assert_gt(refused, 5000, "only %d mutations were refused", refused);
     free(work);
     free(good);
+}
+
+/* ---- version 3: the argument signature; version 2 still read ------------- */
+
+#define ARGS_TEXT "x:in:f32[n],y:in:f32[n],z:out:f32[n],tile:scalar"
+
+/* small_blob with an argument signature. */
+static uint8_t *v3_blob(size_t *size, const char *args)
+{
+    static uint8_t orch[560], k0[540];
+    fill_pattern(orch, sizeof orch, 1, "main_orch");
+    fill_pattern(k0, sizeof k0, 2, "k_a");
+    sp_callable_kernel_spec k = {
+        .func_id = 1, .core_type = SP_CORE_AIC, .bytes = k0, .size = sizeof k0, .entry = "k_a"};
+    sp_callable_spec spec = {.orch_bytes = orch,
+                             .orch_size = sizeof orch,
+                             .orch_entry = "main_orch",
+                             .orch_args = args,
+                             .kernels = &k,
+                             .kernel_count = 1};
+    void *blob;
+    char err[512];
+    cr_assert_eq(sp_callable_build(&spec, &blob, size, err, sizeof err), SP_OK, "build: %s", err);
+    return blob;
+}
+
+Test(callable_validate, v3_round_trips_the_argument_signature)
+{
+    size_t size;
+    uint8_t *blob = v3_blob(&size, ARGS_TEXT);
+    sp_callable_view v;
+    char err[512];
+    cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
+    assert_view_inside(&v, size);
+    cr_assert_eq(v.header->version, 3);
+    cr_assert_eq(v.header->header_bytes, 80);
+    cr_assert_str_eq(v.orch_args, ARGS_TEXT);
+    cr_assert_str_eq(sp_callable_string(&v, v.header->orch_args), ARGS_TEXT);
+    free(blob);
+
+    /* None given (NULL or ""): NO_STRING, and the view says NULL. */
+    blob = v3_blob(&size, "");
+    cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(v.header->orch_args, SP_CALLABLE_NO_STRING);
+    cr_assert_null(v.orch_args);
+    free(blob);
+}
+
+/* A v2 blob, made by hand from a v3 one: the kernel table moves up over
+ * orch_args (the sections stay where they are), version and header_bytes
+ * say 2 / 72. It validates, with the same fields and no signature. */
+Test(callable_validate, v2_blob_still_validates)
+{
+    size_t size;
+    uint8_t *blob = small_blob(&size);
+    cr_assert_eq(sp_callable_validate(blob, size, NULL, NULL, 0), SP_OK);
+    uint32_t n = hdr(blob)->kernel_count;
+    uint8_t *old = malloc(size);
+    memcpy(old, blob, size);
+    memmove(blob + 72, blob + 80, n * sizeof(sp_callable_kernel));
+    memset(blob + 72 + n * sizeof(sp_callable_kernel), 0, 8);
+    hdr(blob)->version = 2;
+    hdr(blob)->header_bytes = SP_CALLABLE_HEADER_V2_BYTES;
+    reseal(blob, size);
+
+    sp_callable_view v;
+    char err[512];
+    cr_assert_eq(validate_copy(blob, size, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(v.header->version, 2);
+    cr_assert_null(v.orch_args, "a v2 blob has no signature");
+    cr_assert_eq((const uint8_t *)v.kernels, blob + 72, "v2's kernel table follows its header");
+    cr_assert_str_eq(v.orch_entry, "main_orch");
+    cr_assert_str_eq(v.orch_config, "main_config");
+    const sp_callable_kernel *was = (const sp_callable_kernel *)(old + 80);
+    for (uint32_t i = 0; i < n; i++) {
+        cr_assert_eq(v.kernels[i].func_id, was[i].func_id);
+        cr_assert_eq(v.kernels[i].binary.offset, was[i].binary.offset);
+        cr_assert_str_eq(sp_callable_string(&v, v.kernels[i].entry),
+                         (const char *)old + hdr(old)->strings.offset + was[i].entry);
+    }
+    /* The same blob with v3's header_bytes is refused. */
+    hdr(blob)->header_bytes = 80;
+    expect_bad(blob, size, "header_bytes is 80, expected 72 for version 2");
+    free(old);
+    free(blob);
+}
+
+Test(callable_validate, malformed_argument_signatures_are_refused)
+{
+    size_t size;
+    uint8_t *blob = v3_blob(&size, ARGS_TEXT);
+    sp_callable_header *h = hdr(blob);
+    sp_callable_header keep = *h;
+    h->orch_args = (uint32_t)h->strings.size;
+    expect_bad(blob, size, "orchestration argument signature (string offset");
+    *h = keep;
+    h->orch_args = UINT32_MAX - 1;
+    expect_bad(blob, size, "points outside the string table");
+    *h = keep;
+    h->reserved = 1;
+    expect_bad(blob, size, "reserved header word is 0x00000001");
+    *h = keep;
+    /* Text that does not parse: the parser's reason, behind SP_EBLOB. */
+    char *text = (char *)blob + h->strings.offset + h->orch_args;
+    cr_assert_str_eq(text, ARGS_TEXT);
+    text[5] = 'q'; /* "x:in:q32[n]" */
+    expect_bad(blob, size, "argument signature does not parse");
+    expect_bad(blob, size, "DTYPE \"q32\"");
+    text[5] = 'f';
+    text[0] = 'y'; /* "y" twice */
+    expect_bad(blob, size, "name 'y' is used twice");
+    text[0] = 'x';
+    /* The table ends with its last string's NUL: remove it. */
+    uint8_t *last = blob + h->strings.offset + h->strings.size - 1;
+    cr_assert_eq(*last, 0);
+    *last = 'z';
+    expect_bad(blob, size, "not NUL-terminated");
+    free(blob);
 }

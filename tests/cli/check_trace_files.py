@@ -6,7 +6,10 @@ the Chrome-trace JSON parses, has exactly one complete task event per task (5)
 and one flow start and end per edge (6), with dispatch <= start <= end and every
 consumer starting after each producer ends; the DOT file has 6 edges (the PASS
 line's edges=); the SVG is well-formed XML with a bar per task; --stats prints
-its summary after the PASS line. Also: the run's outputs (--save) are the same
+its summary after the PASS line. With libsimpler's exporters (src/trace) also:
+queued slices and the critical path in the JSON, a rank per depth and the
+critical path in the DOT, scheduler / core (tmr: orchestrator) lanes and the
+critical path in the SVG. Also: the run's outputs (--save) are the same
 bytes with tracing on and off.
 
 usage: check_trace_files.py SIMPLER_BINARY WORK_DIR
@@ -65,18 +68,39 @@ def check_json(path, tasks, edges):
     for e in slices:
         if (e["pid"], e["tid"]) not in tracks:
             fail("%s: task event on an unnamed track" % path)
+    if library_export(doc):
+        queued = [e for e in ev if e["ph"] == "X" and e.get("cat") == "queued"]
+        if not queued or any((e["pid"], e["tid"]) not in tracks for e in queued):
+            fail("%s: no queued slices, or one on an unnamed track" % path)
+        crit = [e for e in slices if e["args"]["critical"]]
+        if len(crit) != doc["otherData"]["critical_path_tasks"] or not crit:
+            fail("%s: %d slices marked critical, otherData says %s" %
+                 (path, len(crit), doc["otherData"]["critical_path_tasks"]))
+        if len([e for e in starts if e["cat"] == "critical"]) != len(crit) - 1:
+            fail("%s: the critical flows do not link the critical tasks" % path)
+    return library_export(doc)
 
 
-def check_dot(path, edges):
+def library_export(doc):
+    """The exporters of libsimpler (src/trace) mark the critical path; the
+    CLI's own (src/cli/trace_*.c) did not. Once `simpler run` writes its
+    files through sp_worker_write_trace, every check below runs."""
+    return "critical_path_tasks" in doc["otherData"]
+
+
+def check_dot(path, edges, library):
     text = open(path).read()
     n = len(re.findall(r"^\s*t\d+ -> t\d+", text, re.M))
     if n != edges:
         fail("%s: %d edges, want %d" % (path, n, edges))
     if not text.startswith("digraph") or "label=\"RAW\"" not in text:
         fail("%s: not a labelled digraph" % path)
+    # vector_example has four depths: a rank each, the critical path in red.
+    if library and (text.count("rank=same;") != 4 or "color=red" not in text):
+        fail("%s: not ranked by depth with the critical path marked" % path)
 
 
-def check_svg(path, tasks):
+def check_svg(path, tasks, library, rt):
     root = ET.parse(path).getroot()
     if not root.tag.endswith("svg"):
         fail("%s: root is %s" % (path, root.tag))
@@ -84,6 +108,13 @@ def check_svg(path, tasks):
             if r.find("{http://www.w3.org/2000/svg}title") is not None]
     if len(bars) != tasks:
         fail("%s: %d task bars, want %d" % (path, len(bars), tasks))
+    if library:
+        labels = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+        want = {"scheduler 0", "cluster 0 AIC"} | ({"orchestrator"} if rt == "tmr" else set())
+        if not want <= labels:
+            fail("%s: lanes %s missing" % (path, want - labels))
+        if not any("critical" in r.get("class", "") for r in bars):
+            fail("%s: the critical path is not outlined" % path)
 
 
 def main():
@@ -109,9 +140,9 @@ def main():
                 fail("--stats: no '%s' after the PASS line:\n%s" % (want, out))
         if rt == "hbg" and not any("stats: build stage_us=" in l for l in after):
             fail("--stats: no hbg build phases:\n" + out)
-        check_json(j, tasks, edges)
-        check_dot(d, edges)
-        check_svg(s, tasks)
+        library = check_json(j, tasks, edges)
+        check_dot(d, edges, library)
+        check_svg(s, tasks, library, rt)
         run([simpler, "run", "vector_example", "--runtime", rt, "--save", os.path.join(work, "off_" + rt)])
         for name in sorted(os.listdir(os.path.join(work, "off_" + rt))):
             a = open(os.path.join(work, "off_" + rt, name), "rb").read()

@@ -1,5 +1,6 @@
 /* Status names and hints, and the log level parser and sink. */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,3 +62,35 @@ Test(log, levels_filter_and_sink_captures)
 
 /* The level from SIMPLER_LOG: the worker reads it with the other settings
  * (tests/worker/test_settings.c); log.c reads no environment. */
+
+static void vformat_into(char *line, size_t len, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void vformat_into(char *line, size_t len, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sp__log_vformat(line, len, level, fmt, ap);
+    va_end(ap);
+}
+
+/* The one line format, for sp__log and for the worker's per-worker sink;
+ * a line longer than the buffer is cut, never overrun. */
+Test(log, vformat_writes_the_tagged_line_and_truncates)
+{
+    char line[64];
+    sp__log_set_sink(capture, NULL);
+    sp__log_set_level(SP_LOG_DEBUG);
+    lines_seen = 0;
+    SP_DEBUG("value %d", 7);
+    cr_assert_eq(lines_seen, 1);
+    cr_assert_str_eq(last_line, "simpler debug: value 7");
+    sp__log_set_sink(NULL, NULL);
+    sp__log_set_level(SP_LOG_WARN);
+    char big[200];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    memset(line, 0x55, sizeof line);
+    vformat_into(line, sizeof line, SP_LOG_WARN, "%s", big);
+    cr_assert_eq(strlen(line), sizeof line - 1);
+    cr_assert_eq(strncmp(line, "simpler warn: xxx", 17), 0, "%s", line);
+}

@@ -74,13 +74,22 @@ static void check_accepted(const uint8_t *blob, size_t size, const sp_callable_v
 {
     const sp_callable_header *h = v->header;
     CHECK(v->base == blob && v->size == size && (const uint8_t *)h == blob);
-    CHECK(h->magic == SP_CALLABLE_MAGIC && h->version == SP_CALLABLE_VERSION);
-    CHECK(h->header_bytes == sizeof *h && h->total_bytes == size &&
+    CHECK(h->magic == SP_CALLABLE_MAGIC &&
+          (h->version == SP_CALLABLE_VERSION || h->version == SP_CALLABLE_VERSION_MIN));
+    /* Version 2's header is 72 bytes, version 3's 80 (with orch_args). */
+    uint32_t header = h->version == 2 ? SP_CALLABLE_HEADER_V2_BYTES : (uint32_t)sizeof *h;
+    CHECK(h->header_bytes == header && h->total_bytes == size &&
           h->checksum == sp_callable_checksum(blob, size));
     CHECK(h->kernel_count <= SP_CALLABLE_MAX_KERNELS);
-    uint64_t table_end = sizeof *h + (uint64_t)h->kernel_count * sizeof(sp_callable_kernel);
+    uint64_t table_end = header + (uint64_t)h->kernel_count * sizeof(sp_callable_kernel);
     CHECK(table_end <= size);
-    CHECK((const uint8_t *)v->kernels == blob + sizeof *h);
+    CHECK((const uint8_t *)v->kernels == blob + header);
+    if (v->orch_args) {
+        CHECK(h->version >= 3 && *v->orch_args);
+        CHECK(v->orch_args == table_string(v, h->orch_args));
+        static sp_callable_signature sig;
+        CHECK(sp_callable_parse_signature(v->orch_args, &sig, NULL, 0) == SP_OK);
+    }
 
     /* Sections: [0] header + table, [1] orchestration, [2] strings, [3..] kernels. */
     size_t n = 3 + h->kernel_count;
@@ -154,20 +163,34 @@ static void check_rebuild(const sp_callable_view *v)
         .orch_size = h->orch.size,
         .orch_entry = v->orch_entry,
         .orch_config = v->orch_config,
+        .orch_args = v->orch_args,
         .kernels = ks,
         .kernel_count = h->kernel_count,
     };
     void *blob = NULL;
     size_t size = 0;
     char err[256];
-    /* The builder also checks each binary's ELF structure, which the
-     * format validator does not: it refuses exactly when one fails that. */
+    /* The builder also checks each binary's ELF structure and that it
+     * exports the names given, which the format validator does not: it
+     * refuses exactly when one fails that. */
     int elf_ok = sp__elf_check(spec.orch_bytes, spec.orch_size, NULL, 0) == SP_OK;
     for (uint32_t i = 0; i < h->kernel_count; i++)
         elf_ok = elf_ok && sp__elf_check(ks[i].bytes, ks[i].size, NULL, 0) == SP_OK;
+    int exports_ok = elf_ok && sp__elf_find_export(spec.orch_bytes, spec.orch_size, spec.orch_entry,
+                                                   NULL, 0) == SP_OK;
+    if (exports_ok && spec.orch_config)
+        exports_ok = sp__elf_find_export(spec.orch_bytes, spec.orch_size, spec.orch_config, NULL,
+                                         0) == SP_OK;
+    for (uint32_t i = 0; exports_ok && i < h->kernel_count; i++)
+        exports_ok = sp__elf_find_export(ks[i].bytes, ks[i].size, ks[i].entry, NULL, 0) == SP_OK;
     int rc = sp_callable_build(&spec, &blob, &size, err, sizeof err);
     if (!elf_ok) {
         CHECK(rc == SP_EKERNEL_LOAD && blob == NULL && err[0]);
+        free(ks);
+        return;
+    }
+    if (!exports_ok) {
+        CHECK((rc == SP_EMODULE_SYMBOL || rc == SP_EKERNEL_LOAD) && blob == NULL && err[0]);
         free(ks);
         return;
     }
@@ -179,6 +202,8 @@ static void check_rebuild(const sp_callable_view *v)
     CHECK(w.header->kernel_count == h->kernel_count);
     CHECK(strcmp(w.orch_entry, v->orch_entry) == 0);
     CHECK((w.orch_config == NULL) == (v->orch_config == NULL));
+    CHECK((w.orch_args == NULL) == (v->orch_args == NULL));
+    CHECK(!w.orch_args || strcmp(w.orch_args, v->orch_args) == 0);
     CHECK(!w.orch_config || strcmp(w.orch_config, v->orch_config) == 0);
     CHECK(w.header->orch.size == h->orch.size &&
           memcmp(w.base + w.header->orch.offset, spec.orch_bytes, h->orch.size) == 0);
@@ -202,7 +227,7 @@ static void one_blob(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     one_blob(data, size);
-    if (size >= sizeof(sp_callable_header)) {
+    if (size >= SP_CALLABLE_HEADER_V2_BYTES) {
         uint8_t *sealed = malloc(size);
         CHECK(sealed);
         memcpy(sealed, data, size);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the hand-made seeds of tests/fuzz/corpus/: small callable blobs in
-the v2 layout of simpler/callable.h (with its CRC32C checksum), and argument encodings in the order
+the v2 and v3 layouts of simpler/callable.h (with its CRC32C checksum), and argument encodings in the order
 fuzz_args.c reads them. Re-run after changing either format; the real blob
 corpus/callable/dummy_chain.spc is copied from a build instead."""
 import os
@@ -29,8 +29,9 @@ def align(n, a=64):
     return (n + a - 1) // a * a
 
 
-def blob(orch, entry, config, kernels):
-    """kernels: (func_id, core, binary bytes, entry, signature)."""
+def blob(orch, entry, config, kernels, args=None, version=2):
+    """kernels: (func_id, core, binary bytes, entry, signature). Version 3
+    appends orch_args (the argument signature's string offset) to the header."""
     strings = bytearray(b"\0")
 
     def put(s):
@@ -42,8 +43,10 @@ def blob(orch, entry, config, kernels):
 
     e = put(entry)
     c = put(config) if config is not None else NO_STRING
+    a = put(args) if args else NO_STRING
     ks = [(f, core, b, put(ent), put(sig)) for f, core, b, ent, sig in kernels]
-    off = align(72 + 32 * len(ks))
+    hdr = 72 if version == 2 else 80
+    off = align(hdr + 32 * len(ks))
     orch_off, off = off, align(off + len(orch))
     bins = []
     for k in ks:
@@ -51,11 +54,13 @@ def blob(orch, entry, config, kernels):
         off = align(off + len(k[2]))
     str_off, total = off, off + len(strings)
     out = bytearray(total)
-    struct.pack_into("<QIIQIIIIQQQQ", out, 0, MAGIC, 2, 72, total, len(ks), e, c, 0, orch_off,
-                     len(orch), str_off, len(strings))
+    struct.pack_into("<QIIQIIIIQQQQ", out, 0, MAGIC, version, hdr, total, len(ks), e, c, 0,
+                     orch_off, len(orch), str_off, len(strings))
+    if version >= 3:
+        struct.pack_into("<II", out, 72, a, 0)
     out[orch_off:orch_off + len(orch)] = orch
     for i, (f, core, b, ent, sig) in enumerate(ks):
-        struct.pack_into("<iIIIQQ", out, 72 + 32 * i, f, core, ent, sig, bins[i], len(b))
+        struct.pack_into("<iIIIQQ", out, hdr + 32 * i, f, core, ent, sig, bins[i], len(b))
         out[bins[i]:bins[i] + len(b)] = b
     out[str_off:] = strings
     # The checksum (header bytes 36..39) covers every other byte.
@@ -117,6 +122,9 @@ write("callable", "minimal.spc", blob(ELF, "orch", None, []))
 write("callable", "two_kernels.spc",
       blob(ELF, "build_graph", "graph_config",
            [(0, AIV, ELF + b"add", "kernel_add", "iio"), (7, AIC, ELF + b"mm", "kernel_mm", "xs")]))
+write("callable", "args_v3.spc",
+      blob(ELF, "build_graph", None, [(0, AIV, ELF + b"add", "kernel_add", "iio")],
+           args="x:in:f32[n], y:in:f32[n], z:out:f32[n], tile:scalar:i64", version=3))
 write("callable", "unchecked_sig.spc",
       blob(ELF, "o", None, [(1023, AIV, b"k", "k_a", ""), (4096, AIC, b"kk", "k_b", "ioxens")]))
 

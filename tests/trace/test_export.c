@@ -9,6 +9,7 @@
  * be written is a warning, not a failed run. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,15 @@ Test(trace_export, bad_input_is_named)
     one.record_count = 2; /* more than the buffer holds */
     cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_SVG, path, err, sizeof err), SP_EINVAL);
     one.record_count = 1;
+    rec.task = UINT64_MAX; /* not a run's: refused, not a table of 2^64 rows */
+    cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_DOT, path, err, sizeof err), SP_EINVAL);
+    cr_assert(strstr(err, "task id"), "%s", err);
+    rec.task = 0;
+    sp_trace_edge back = {.producer = 0, .consumer = 0};
+    one.edges = &back, one.edge_count = one.edge_cap = 1;
+    cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_DOT, path, err, sizeof err), SP_EINVAL);
+    cr_assert(strstr(err, "precede"), "%s", err);
+    one.edges = NULL, one.edge_count = one.edge_cap = 0;
     cr_assert_eq(sp_trace_write(&one, NULL, SP_TRACE_FORMAT_JSON, WORK_DIR "/no/such/dir/t.json",
                                 err, sizeof err),
                  SP_ESYS);
@@ -376,4 +386,29 @@ Test(trace_export, simpler_trace_environment)
     sp_worker_close(w);
     cr_assert_eq(access(mine, F_OK), 0);
     cr_assert_neq(access(path, F_OK), 0);
+}
+
+/* "-" writes to stdout (what `simpler run --stats` prints). */
+Test(trace_export, stats_to_stdout)
+{
+    sp_call_config cfg = {.trace_level = SP_TRACE_TASKS};
+    sp_run_stats st;
+    sp_worker *w = run_vector(TMR_MODULE, NULL, &cfg, NULL, &st);
+    char path[512];
+    work_path(path, sizeof path, "stdout.txt");
+    fflush(stdout);
+    int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(saved >= 0 && fd >= 0);
+    cr_assert_eq(dup2(fd, 1), 1);
+    int rc = sp_worker_write_trace(w, SP_TRACE_FORMAT_STATS, "-");
+    fflush(stdout);
+    dup2(saved, 1);
+    close(fd);
+    close(saved);
+    cr_assert_eq(rc, SP_OK, "%s", sp_worker_last_error(w));
+    char *t = slurp(path, NULL);
+    cr_assert(strncmp(t, "stats: tasks=5 ", 15) == 0, "%s", t);
+    cr_assert(strstr(t, "stats: kernel vec_mul count=1 "), "%s", t);
+    free(t);
+    sp_worker_close(w);
 }

@@ -62,9 +62,11 @@ int sp_device_retained_temp(sp_device *dev, uint32_t slot, uint64_t bytes, uint6
             *r = (sim_retained){.dev = fresh, .bytes = bytes};
             *dev_out = fresh;
         } else {
-            SP_ERROR("device %d: retained temp buffer of slot %" PRIu32 ": growing to %" PRIu64
-                     " bytes failed; the slot keeps its %" PRIu64 "-byte buffer",
-                     mem->device_id, slot, bytes, r->bytes);
+            SP_ERROR("device %d: a run's staging buffer: growing to %" PRIu64
+                     " bytes failed; it keeps its %" PRIu64 "-byte buffer",
+                     mem->device_id, bytes, r->bytes);
+            SP_DEBUG("device %d: the staging buffer is storage slot %" PRIu32, mem->device_id,
+                     slot);
         }
     }
     pthread_mutex_unlock(&mem->lock);
@@ -113,10 +115,11 @@ int sp_device_arena_commit(sp_device *dev, uint32_t bank, const sp_arena_request
         for (int i = 0; i < 3; i++)
             if (fresh[i])
                 sim_memory_free_locked(mem, fresh[i], SIM_OWNER_STORAGE, "arena rollback");
-        SP_ERROR("device %d: arena bank %" PRIu32 ": commit of heap %" PRIu64 ", shm %" PRIu64
+        SP_ERROR("device %d: a run's arena: commit of heap %" PRIu64 ", shm %" PRIu64
                  ", image %" PRIu64 " bytes failed (%s); the bank keeps its previous arena",
-                 mem->device_id, bank, req->heap_bytes, req->shm_bytes, req->image_bytes,
+                 mem->device_id, req->heap_bytes, req->shm_bytes, req->image_bytes,
                  sp_status_name(rc));
+        SP_DEBUG("device %d: the arena is bank %" PRIu32, mem->device_id, bank);
     } else {
         for (int i = 0; i < 3; i++) {
             if (!fresh[i])

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "runtime/host/redzone.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
@@ -78,9 +79,11 @@ int rt_staging_stage(rt_staging *st, const sp_host_api *api, const sp_args *args
     if (args->tensor_count) {
         int rc = sp_host_retained_temp(api, total, &base);
         if (rc) {
-            snprintf(err, err_len, "staging %u tensors (%llu bytes) in slot %u's buffer: %s",
-                     args->tensor_count, (unsigned long long)total, api->pipeline_slot,
-                     sp_status_name(rc));
+            snprintf(err, err_len, "staging %u tensors (%llu bytes) in device memory: %s",
+                     args->tensor_count, (unsigned long long)total, sp_status_name(rc));
+            SP_DEBUG("staging: the retained buffer of storage slot %u could not grow to %llu "
+                     "bytes",
+                     api->pipeline_slot, (unsigned long long)total);
             return rc;
         }
     }

@@ -95,6 +95,8 @@ Test(sample_callable, cli_repack_is_byte_identical)
     free(b);
 }
 
+static void assert_one_error(const char *out);
+
 Test(sample_callable, cli_show_prints_the_contents)
 {
     char out[8192];
@@ -123,7 +125,20 @@ Test(sample_callable, cli_show_reports_a_corrupt_blob)
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert_not_null(strstr(out, "SP_EBLOB"), "%s", out);
     cr_assert_not_null(strstr(out, "version 99 is not supported"), "%s", out);
-    cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
+    assert_one_error(out);
+}
+
+/* Issue 14: an error is printed once, "simpler: <STATUS>: <message>", then
+ * its hint on the next line, and nothing else. */
+static void assert_one_error(const char *out)
+{
+    const char *first = strstr(out, "simpler: ");
+    cr_assert_eq(first, out, "starts with the error: %s", out);
+    cr_assert_null(strstr(first + 1, "simpler: "), "printed once: %s", out);
+    const char *nl = strchr(out, '\n');
+    cr_assert_not_null(nl, "%s", out);
+    cr_assert_eq(strncmp(nl + 1, "  hint: ", 8), 0, "then its hint: %s", out);
+    cr_assert_eq(strchr(nl + 1, '\n'), out + strlen(out) - 1, "two lines: %s", out);
 }
 
 static void write_file(const char *path, const void *bytes, size_t size)
@@ -191,7 +206,8 @@ Test(sample_callable, cli_errors_are_one_line_with_exit_1)
     remove(SP_SAMPLE_WORK_DIR "/x.spc");
     int rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/x.spc' --orch /no/such.so --entry e", out,
                          sizeof out);
-    cr_assert_eq(rc, 1, "%s", out);
+    /* Issue 14: a file that cannot be read is an I/O failure, exit 3. */
+    cr_assert_eq(rc, 3, "%s", out);
     cr_assert_not_null(strstr(out, "'/no/such.so'"), "%s", out);
     cr_assert_not_null(strstr(out, "No such file"), "%s", out);
     cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
@@ -225,4 +241,157 @@ Test(sample_callable, cli_usage_errors_exit_2)
     cr_assert_eq(run_simpler("pack --show", out, sizeof out), 2, "%s", out);
     cr_assert_eq(run_simpler("pack --help", out, sizeof out), 0, "%s", out);
     cr_assert_not_null(strstr(out, "usage: simpler pack"), "%s", out);
+}
+
+/* ---- issue 14: kernels named once, argument signatures, the pack CLI ---- */
+
+Test(sample_callable, named_kernels_get_func_ids_in_order)
+{
+    size_t size;
+    void *blob = read_whole(SP_NAMED_CALLABLE, &size);
+    sp_callable_view v;
+    char err[512];
+    cr_assert_eq(sp_callable_validate(blob, size, &v, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_str_eq(v.orch_entry, "named_orch");
+    cr_assert_str_eq(v.orch_args, "x:in:f32[n], y:in:f32[n], z:out:f32[n], factor:scalar:f32");
+    cr_assert_eq(v.header->kernel_count, 2);
+    cr_assert_eq(v.kernels[0].func_id, 0);
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[0].entry), "sample_add");
+    cr_assert_eq(v.kernels[1].func_id, 1);
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[1].entry), "sample_scale", "ENTRY given");
+    cr_assert_str_eq(sp_callable_string(&v, v.kernels[1].signature), "xs");
+    free(blob);
+
+    size_t hsize;
+    char *h = read_whole(SP_NAMED_HEADER, &hsize);
+    char *text = calloc(1, hsize + 1);
+    memcpy(text, h, hsize);
+    cr_assert_not_null(strstr(text, "#define SP_FUNC_sample_add 0\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "#define SP_FUNC_scale 1\n"), "the name, not the entry: %s",
+                       text);
+    cr_assert_not_null(strstr(text, "#define SP_ARG_x 0\n#define SP_ARG_y 1\n#define SP_ARG_z 2\n"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "#define SP_SCALAR_factor 0\n"), "%s", text);
+    free(text);
+    free(h);
+}
+
+Test(sample_callable, cli_header_only_reads_no_shared_object)
+{
+    char out[8192];
+    const char *hdr = SP_SAMPLE_WORK_DIR "/only.h";
+    remove(hdr);
+    int rc = run_simpler("pack --header='" SP_SAMPLE_WORK_DIR "/only.h' --kernel 0:aiv:-:k_first "
+                         "--kernel=5:aic:/no/such.so:k_second --args 'a:in:f32[4], s:scalar'",
+                         out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    size_t size;
+    char *h = read_whole(hdr, &size);
+    char *text = calloc(1, size + 1);
+    memcpy(text, h, size);
+    cr_assert_not_null(strstr(text, "#ifndef SP_GENERATED_ONLY_H"), "%s", text);
+    cr_assert_not_null(strstr(text, "#define SP_FUNC_k_first 0\n#define SP_FUNC_k_second 5\n"),
+                       "%s", text);
+    cr_assert_not_null(strstr(text, "#define SP_ARG_a 0\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "#define SP_SCALAR_s 0\n"), "%s", text);
+    free(text);
+    free(h);
+    /* Names that would not be macros, or twice the same, are refused. */
+    rc = run_simpler("pack --header '" SP_SAMPLE_WORK_DIR "/bad.h' --kernel 0:aiv:-:k --kernel "
+                     "1:aiv:-:k",
+                     out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "kernel name k is given twice"), "%s", out);
+    rc = run_simpler("pack --header '" SP_SAMPLE_WORK_DIR "/bad.h' --args 'a:in:f99'", out,
+                     sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "SP_EINVAL: --args: signature entry 1 ('a'): DTYPE \"f99\""),
+                       "%s", out);
+    /* An unwritable header is an I/O failure. */
+    rc = run_simpler("pack --header /no/such/dir/x.h --kernel 0:aiv:-:k", out, sizeof out);
+    cr_assert_eq(rc, 3, "%s", out);
+    cr_assert_not_null(strstr(out, "simpler: cannot write '/no/such/dir/x.h'"), "%s", out);
+}
+
+Test(sample_callable, cli_packs_and_shows_an_argument_signature)
+{
+    char out[8192];
+    const char *spc = SP_SAMPLE_WORK_DIR "/with_args.spc";
+    remove(spc);
+    int rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/with_args.spc' " PACK_ARGS
+                         " --args='x:in:f32[1],y:in:f32[1],z:out:f32[1]'",
+                         out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = run_simpler("pack --show '" SP_SAMPLE_WORK_DIR "/with_args.spc'", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "arguments: x:in:f32[1],y:in:f32[1],z:out:f32[1]\n"), "%s", out);
+    rc = run_simpler("pack --show '" SP_SAMPLE_CALLABLE "'", out, sizeof out);
+    cr_assert_not_null(strstr(out, "arguments: (not declared: unchecked)"), "%s", out);
+    /* A signature that does not parse packs nothing. */
+    remove(spc);
+    rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/with_args.spc' " PACK_ARGS
+                     " --args 'x:in:f32[1],x:out:f32'",
+                     out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "SP_EINVAL"), "%s", out);
+    cr_assert_not_null(strstr(out, "name 'x' is used twice"), "%s", out);
+    cr_assert_null(fopen(spc, "rb"), "a refused pack leaves no blob");
+}
+
+/* Issue 14: a typo'd entry packed with exit 0 and failed only at register. */
+Test(sample_callable, cli_pack_refuses_a_symbol_not_exported)
+{
+    char out[8192];
+    const char *spc = SP_SAMPLE_WORK_DIR "/typo.spc";
+    remove(spc);
+    int rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/typo.spc' --orch '" SP_SAMPLE_ORCH
+                         "' --entry sample_orhc --kernel 0:aiv:" SP_SAMPLE_KERNELS ":sample_add",
+                         out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "simpler: SP_EMODULE_SYMBOL: orchestration entry "
+                                   "'sample_orhc': " SP_SAMPLE_ORCH " does not export"),
+                       "%s", out);
+    assert_one_error(out);
+    cr_assert_null(fopen(spc, "rb"), "a refused pack leaves no blob");
+    rc = run_simpler("pack -o '" SP_SAMPLE_WORK_DIR "/typo.spc' --orch '" SP_SAMPLE_ORCH
+                     "' --entry sample_orch --kernel 0:aiv:" SP_SAMPLE_KERNELS ":sample_ad",
+                     out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_not_null(strstr(out, "kernel func_id 0 entry 'sample_ad': " SP_SAMPLE_KERNELS
+                                   " does not export 'sample_ad'"),
+                       "%s", out);
+}
+
+Test(sample_callable, cli_options_follow_getopt_long)
+{
+    char out[8192];
+    /* --opt=value and --opt value are the same. */
+    const char *a = SP_SAMPLE_WORK_DIR "/eq.spc";
+    remove(a);
+    int rc =
+        run_simpler("pack --output='" SP_SAMPLE_WORK_DIR "/eq.spc' --orch='" SP_SAMPLE_ORCH
+                    "' --entry=sample_orch --config=sample_config --kernel=0:aiv:" SP_SAMPLE_KERNELS
+                    ":sample_add:iio --kernel 7:aic:" SP_SAMPLE_KERNELS ":sample_scale:xs",
+                    out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    size_t na, nb;
+    void *x = read_whole(a, &na), *y = read_whole(SP_SAMPLE_CALLABLE, &nb);
+    cr_assert(na == nb && memcmp(x, y, na) == 0, "the same blob either way");
+    free(x);
+    free(y);
+    /* A misspelt option suggests the closest. */
+    rc = run_simpler("pack --entyr e", out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "unknown option '--entyr' (did you mean --entry?)"), "%s", out);
+    rc = run_simpler("pack --orch", out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "--orch needs a value"), "%s", out);
+    rc = run_simpler("pack -o x.spc --orch a.so --entry e stray", out, sizeof out);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert_not_null(strstr(out, "unexpected argument 'stray'"), "%s", out);
+    rc = run_simpler("pack --help", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "--args TEXT"), "%s", out);
+    cr_assert_not_null(strstr(out, "--header FILE"), "%s", out);
+    cr_assert_not_null(strstr(out, "Exit status"), "%s", out);
 }

@@ -165,14 +165,27 @@ static int map_reserve(hbg_graph *g, uint32_t need)
     return SP_OK;
 }
 
+/* The most heap a measuring build counts (1 PiB): past it, it fails at once. */
+#define HBG_HEAP_MEASURE_MAX (1ull << 50)
+
 static int heap_alloc(hbg_graph *g, uint64_t bytes, uint64_t *dev_out)
 {
     /* Checking mode: a red zone before the buffer, one after it. */
     const uint64_t rz = g->redzones ? SP_REDZONE_BYTES : 0;
     uint64_t off = ((g->heap_used + 63) & ~63ull) + rz;
     if (bytes > g->heap_bytes || off > g->heap_bytes - bytes ||
-        (rz && ((off + bytes + 63) & ~63ull) + rz > g->heap_bytes))
-        return SP_EDEVMEM;
+        (rz && ((off + bytes + 63) & ~63ull) + rz > g->heap_bytes)) {
+        /* Past the heap: measure (heap_auto) up to a bound no device has. */
+        if (!g->heap_auto || bytes > HBG_HEAP_MEASURE_MAX || off > HBG_HEAP_MEASURE_MAX - bytes)
+            return SP_EDEVMEM;
+        g->heap_short = true;
+        g->heap_used = rz ? ((off + bytes + 63) & ~63ull) + rz : off + bytes;
+        /* Validation takes these addresses as the heap's: the graph is
+         * measured, never launched. */
+        g->check.heap.bytes = g->heap_used;
+        *dev_out = g->heap_base + off;
+        return SP_OK;
+    }
     g->heap_used = off + bytes;
     *dev_out = g->heap_base + off;
     if (rz) {
@@ -285,7 +298,9 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     for (uint32_t i = 0; i < ntensors && rc == SP_OK; i++) {
         sp_tensor *x = t->tensors[i];
         if (t->dirs[i] == SP_OUT && (rc = alloc_output(g, x, id)) != SP_OK) {
-            hbg_graph_fail(g, rc, "task %u: output %u (%llu bytes) does not fit the %llu-byte heap",
+            hbg_graph_fail(g, rc,
+                           "task %u: output %u (%llu bytes) does not fit the %llu-byte heap "
+                           "(sp_call_config.heap_bytes; 0 sizes it from the graph)",
                            id, i, (unsigned long long)x->buf_bytes,
                            (unsigned long long)g->heap_bytes);
             return rc;
@@ -399,6 +414,12 @@ static int control_element(hbg_graph *g, const sp_tensor *t, int64_t index, bool
         return hbg_graph_fail(g, SP_ESHAPE, "%s: element %lld outside the view", what,
                               (long long)index);
     *buf = find_buffer(g, t->addr, t->buf_bytes);
+    if (!*buf && g->heap_short && t->addr >= g->heap_base &&
+        t->addr - g->heap_base < g->heap_used && !in_heap(g, t->addr, t->buf_bytes))
+        return hbg_graph_fail(g, SP_EDEVMEM,
+                              "%s: the tensor lies past the %llu-byte heap, which the graph's "
+                              "outputs outgrew",
+                              what, (unsigned long long)g->heap_bytes);
     if (!*buf) {
         if (!in_heap(g, t->addr, t->buf_bytes))
             return hbg_graph_fail(g, SP_EBOUNDS,
@@ -459,6 +480,7 @@ static int op_tensor_write(sp_orch *o, const sp_tensor *t, int64_t index, const 
         return rc;
     if (!v)
         return hbg_graph_fail(g, SP_EINVAL, "tensor_write: NULL value");
+    g->control_writes++;
     size_t es = sp_tensor_elem_size(t);
     if (b->host_map) {
         memcpy((char *)b->host_map + off, v, es);
@@ -597,6 +619,15 @@ int hbg_graph_finish(hbg_graph *g)
 {
     if (atomic_load_explicit(&g->foreign_calls, memory_order_relaxed))
         foreign_fail(g);
+    /* The outputs outgrew the heap: that is the failure to report (what
+     * went wrong after it may follow from the addresses past the heap). */
+    if (g->heap_short) {
+        g->error = SP_EDEVMEM;
+        snprintf(g->message, sizeof g->message,
+                 "the graph's outputs need %llu bytes of heap; the run's heap has %llu",
+                 (unsigned long long)g->heap_used, (unsigned long long)g->heap_bytes);
+        return g->error;
+    }
     if (g->error)
         return g->error;
     if (g->scope_depth)

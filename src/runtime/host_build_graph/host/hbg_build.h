@@ -101,6 +101,13 @@ typedef struct hbg_graph {
 
     /* Runtime-allocated tensors: bump allocation in the bank's heap. */
     uint64_t heap_base, heap_bytes, heap_used;
+    /* heap_auto (sp_call_config.heap_bytes 0): the heap is sized from the
+     * graph. An output past its end gets an address beyond it (the graph
+     * is then never launched) and the build goes on, heap_used counting
+     * what the whole graph needs; hbg_graph_finish fails with SP_EDEVMEM
+     * (heap_short) and hbg_runtime.c rebuilds with a heap that fits. */
+    bool heap_auto, heap_short;
+    uint32_t control_writes;   /* tensor_write calls: a rebuild would repeat them */
     const hbg_buffer *buffers; /* staged run arguments */
     uint32_t buffer_count;
     hbg_buffer heap_buffer;              /* the heap, as a buffer reached by copies */

@@ -34,8 +34,11 @@ struct rt_run {
 };
 _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run through h");
 
-/* Run the orchestration and turn its graph into an uploaded image. */
-static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
+/* Commit the heap and run the orchestration into `g`. With `heap_auto`
+ * the bank's heap may be larger than asked (a previous run grew it): the
+ * graph gets all of it. */
+static int build_graph(rt_run *r, const rt_prepare *p, hbg_graph *g, uint64_t heap, bool heap_auto,
+                       sp_arena_request *req)
 {
     const rt_loaded_callable *lc = p->callable;
     hbg_buffer bufs[SP_MAX_RUN_TENSORS];
@@ -43,20 +46,22 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
         bufs[i] = (hbg_buffer){.dev = r->h.staging.t[i].dev,
                                .bytes = r->h.staging.t[i].bytes,
                                .host_map = r->h.staging.t[i].host_map};
-    uint64_t heap = p->config.heap_bytes ? p->config.heap_bytes : HBG_DEFAULT_HEAP;
-    sp_arena_request req = {.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
-    int rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
+    *req = (sp_arena_request){.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
+    int rc = sp_host_arena_commit(p->api, req, &r->h.arena);
     if (rc) {
         snprintf(p->err, p->err_len, "arena commit (heap %llu bytes): %s", (unsigned long long)heap,
                  sp_status_name(rc));
         return rc;
     }
+    if (heap_auto && r->h.arena.size.heap_bytes > heap)
+        heap = r->h.arena.size.heap_bytes;
     rc = hbg_graph_init(g, p->api, lc, r->h.arena.heap, heap, bufs, r->h.staging.count, p->scratch);
     if (rc) {
         snprintf(p->err, p->err_len, "graph init: %s", sp_status_name(rc));
         return rc;
     }
     g->redzones = p->check;
+    g->heap_auto = heap_auto;
     g->check.lane_type = r->geo.lane_type;
     g->check.lanes = r->geo.lanes;
     hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
@@ -82,10 +87,69 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
         return SP_EORCH_CRASH;
     }
     ph[SP_TRACE_PHASE_ORCHESTRATE][1] = ph[SP_TRACE_PHASE_WIRE][0] = sp_now_ns();
-    if ((rc = hbg_graph_finish(g)) != SP_OK) {
+    if ((rc = hbg_graph_finish(g)) != SP_OK)
         snprintf(p->err, p->err_len, "%s", g->message);
-        return rc;
+    return rc;
+}
+
+/* The graph's outputs outgrew the default heap: may it be built again with
+ * a heap of `need` bytes? Only if the device has them free, and the
+ * orchestration wrote no control tensor (a second run of it would write
+ * them again). Else the message says what the graph needs and the limit. */
+static bool may_rebuild(const rt_prepare *p, const hbg_graph *g, uint64_t need)
+{
+    const rt_loaded_callable *lc = p->callable;
+    sp_device_info dev;
+    if (rt_describe(p, &dev) != SP_OK)
+        return false;
+    uint64_t free_bytes =
+        dev.memory_bytes > dev.committed_bytes ? dev.memory_bytes - dev.committed_bytes : 0;
+    if (need > free_bytes) {
+        snprintf(p->err, p->err_len,
+                 "callable %u: the graph's outputs need %llu bytes of heap; device %d has %llu "
+                 "of its %llu bytes free: open the device with more memory "
+                 "(sp_settings.memory_bytes, SIMPLER_SIM_MEMORY_MB)",
+                 lc->id, (unsigned long long)need, dev.device_id, (unsigned long long)free_bytes,
+                 (unsigned long long)dev.memory_bytes);
+        return false;
     }
+    if (g->control_writes) {
+        snprintf(p->err, p->err_len,
+                 "callable %u: the graph's outputs need %llu bytes of heap, more than the "
+                 "default %llu, and its orchestration writes control tensors, so it is not run "
+                 "twice: set sp_call_config.heap_bytes to %llu",
+                 lc->id, (unsigned long long)need, (unsigned long long)g->heap_bytes,
+                 (unsigned long long)need);
+        return false;
+    }
+    return true;
+}
+
+/* Run the orchestration and turn its graph into an uploaded image. The heap
+ * is sp_call_config.heap_bytes, or (0) sized from the graph: a graph whose
+ * outputs outgrow the default is measured and built again with a heap that
+ * holds them, bounded by the device's free memory. */
+static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
+{
+    const rt_loaded_callable *lc = p->callable;
+    const bool heap_auto = p->config.heap_bytes == 0;
+    sp_arena_request req;
+    int rc =
+        build_graph(r, p, g, heap_auto ? HBG_DEFAULT_HEAP : p->config.heap_bytes, heap_auto, &req);
+    if (rc == SP_EDEVMEM && g->heap_short) {
+        /* Room for the red zones' rounding too: 1 MiB granules. */
+        uint64_t need = (g->heap_used + (1ull << 20) - 1) & ~((1ull << 20) - 1);
+        if (!may_rebuild(p, g, need))
+            return rc;
+        SP_DEBUG("callable %u: the graph's outputs need %llu bytes of heap: built again with "
+                 "that heap",
+                 lc->id, (unsigned long long)need);
+        hbg_graph_free(g);
+        rc = build_graph(r, p, g, need, heap_auto, &req);
+    }
+    if (rc)
+        return rc;
+    uint64_t(*ph)[2] = r->h.trace.phase_ns;
     hbg_layout l;
     if ((rc = hbg_layout_compute(g, &l)) != SP_OK) {
         snprintf(p->err, p->err_len, "graph of %u tasks exceeds the image limits", g->task_count);
@@ -136,8 +200,11 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     uint32_t max = geo->aicpu_threads > 1 ? geo->aicpu_threads - 1 : 1;
     uint32_t threads = p->config.sched_threads ? p->config.sched_threads : max;
     if (threads > max) {
-        snprintf(p->err, p->err_len, "config asks for %u scheduler threads; the device has %u",
-                 threads, max);
+        snprintf(p->err, p->err_len,
+                 "config asks for %u scheduler threads; device %d has %u: a device's threads are "
+                 "set when it is first opened, so open the worker with prewarm.sched_threads = %u "
+                 "(sp_worker_options)",
+                 threads, dev.device_id, max, threads);
         return SP_EINVAL;
     }
     const rt_loaded_callable *lc = p->callable;

@@ -58,8 +58,9 @@ static int config_check(const rt_prepare *p, const sp_geometry *geo, uint32_t *w
     if (*threads + 1 > geo->aicpu_threads) {
         snprintf(p->err, p->err_len,
                  "config asks for %u scheduler threads and an orchestrator thread; the device "
-                 "has %u AICPU threads",
-                 *threads, geo->aicpu_threads);
+                 "has %u AICPU threads: a device's threads are set when it is first opened, so "
+                 "open the worker with prewarm.sched_threads = %u (sp_worker_options)",
+                 *threads, geo->aicpu_threads, *threads);
         return SP_EINVAL;
     }
     const rt_loaded_callable *lc = p->callable;
