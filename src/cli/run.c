@@ -225,8 +225,8 @@ int cli_run(int argc, char **argv)
     }
 
     char callable[PATH_MAX], rel[128];
-    snprintf(rel, sizeof rel, "../examples/%s.spc", ex->name);
-    sp__path_beside_exe(callable, sizeof callable, rel);
+    snprintf(rel, sizeof rel, "examples/%s.spc", ex->name);
+    sp__data_path(callable, sizeof callable, rel);
 
     sp_worker_options wo = {0};
     wo.prewarm.clusters = (uint32_t)o.clusters;
