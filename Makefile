@@ -2,8 +2,23 @@
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+PREFIX     ?= /usr/local
+PYTHON     ?= python3
 
-.PHONY: all deps build run test test-unit test-asan test-tsan bench fuzz format format-check clean
+# Quiet by default: no "Entering directory" lines from the makes that
+# cmake --build runs, and this file's own commands not echoed. V=1 shows
+# every command (this file's and the compiler's).
+MAKEFLAGS += --no-print-directory
+ifeq ($(V),1)
+Q :=
+CMAKE_BUILD_FLAGS := --verbose
+else
+Q := @
+CMAKE_BUILD_FLAGS :=
+endif
+
+.PHONY: all deps build run install test test-unit test-asan test-tsan test-summary bench fuzz \
+        format format-check clean
 
 all: build
 
@@ -11,24 +26,40 @@ deps:
 	@tools/install-deps.sh
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	$(Q)cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
 build: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	$(Q)cmake --build $(BUILD) -j $(JOBS) $(CMAKE_BUILD_FLAGS)
 
 run: build
-	$(BUILD)/bin/simpler smoke
-	$(BUILD)/bin/simpler run paged_attention --runtime hbg --case large
+	$(Q)$(BUILD)/bin/simpler smoke
+	$(Q)$(BUILD)/bin/simpler run paged_attention --runtime hbg --case large
+
+# Headers, libsimpler.so, the runtime modules, the command, the CMake
+# package and simpler.pc under PREFIX (cmake/SimplerInstall.cmake).
+install: build
+	$(Q)cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The whole suite, then again under AddressSanitizer + UBSan and under
 # ThreadSanitizer: CI runs exactly this, so the sanitizers gate every landing.
 # The sanitizer phases also run every test in the checking mode
 # (SIMPLER_CHECK=1: red zones around device buffers, SP_EKERNEL_OVERRUN);
 # the first runs it with the default (off), as users do.
+# Each phase keeps its ctest results (ctest-junit.xml in its build folder);
+# the summary counts the Criterion cases of each phase and names the tests a
+# phase leaves out, with the reason tests/CMakeLists.txt records.
+# ctest keeps only 1 KiB of a passing test's output by default; the summary
+# reads the Criterion "Synthesis:" line at its end.
+CTEST_KEEP = --test-output-size-passed 4194304 --test-output-truncation head
 test: test-unit test-asan test-tsan
+	$(Q)$(PYTHON) tools/test_summary.py normal=$(BUILD) asan=build-asan tsan=build-tsan
+
+test-summary:
+	$(Q)$(PYTHON) tools/test_summary.py normal=$(BUILD) asan=build-asan tsan=build-tsan
 
 test-unit: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(Q)ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) \
+	  $(CTEST_KEEP) --output-junit $(abspath $(BUILD))/ctest-junit.xml
 
 # The peer suite (issue 7, docs/BENCHMARKS.md): StarPU, OpenMP (libgomp,
 # libomp), oneTBB, OpenBLAS/LAPACKE and gnuplot come from Debian's packages;
@@ -43,21 +74,24 @@ bench:
 	bench/run --build-dir $(BUILD)
 
 build-asan/CMakeCache.txt: | deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSIMPLER_SANITIZE=address,undefined
+	$(Q)cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSIMPLER_SANITIZE=address,undefined
 
 test-asan: deps build-asan/CMakeCache.txt
-	cmake --build build-asan -j $(JOBS)
-	SIMPLER_CHECK=1 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+	$(Q)cmake --build build-asan -j $(JOBS) $(CMAKE_BUILD_FLAGS)
+	$(Q)SIMPLER_CHECK=1 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure \
+	  -j $(JOBS) $(CTEST_KEEP) --output-junit $(abspath build-asan)/ctest-junit.xml
 
 build-tsan/CMakeCache.txt: | deps
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLER_SANITIZE=thread
+	$(Q)cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLER_SANITIZE=thread
 
 # ThreadSanitizer over the whole suite. Criterion does not start under TSan,
 # so build-tsan links the Criterion tests against tests/support/crshim (one
 # forked child per test, as Criterion). halt_on_error: a report fails the test.
 test-tsan: deps build-tsan/CMakeCache.txt
-	cmake --build build-tsan -j $(JOBS)
-	SIMPLER_CHECK=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS)
+	$(Q)cmake --build build-tsan -j $(JOBS) $(CMAKE_BUILD_FLAGS)
+	$(Q)SIMPLER_CHECK=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest \
+	  --test-dir build-tsan --output-on-failure -j $(JOBS) \
+	  $(CTEST_KEEP) --output-junit $(abspath build-tsan)/ctest-junit.xml
 
 # libFuzzer targets (issue 8, docs/RELIABILITY.md "Fuzzing"), built with
 # Debian's clang and compiler-rt in build-fuzz: the whole tree under ASan +
@@ -117,8 +151,7 @@ valgrind: build
 	@SIMPLER_DEPS_EXTRA="valgrind" tools/install-deps.sh
 	$(VALGRIND) $(BUILD)/bin/simpler run paged_attention --case small --runtime hbg
 	$(VALGRIND) $(BUILD)/bin/simpler run paged_attention --case small --runtime tmr
-	$(VALGRIND) $(BUILD)/bin/quickstart $(BUILD)/lib/libsimpler_hbg_sim.so \
-	  $(BUILD)/docs/quickstart/quickstart_callable.spc
+	$(VALGRIND) $(BUILD)/bin/quickstart $(BUILD)/docs/quickstart/quickstart_callable.spc hbg
 	$(VALGRIND) $(BUILD)/bin/open_close $(BUILD)/lib/libsimpler_hbg_sim.so 8
 	$(VALGRIND) $(BUILD)/bin/open_close $(BUILD)/lib/libsimpler_tmr_sim.so 8
 

@@ -1,6 +1,7 @@
-/* Quickstart host program: load the host_build_graph runtime module,
- * register the callable, run z = 2*x + y on the sim chip and check it.
- * usage: quickstart MODULE.so CALLABLE.spc */
+/* Quickstart host program: open a runtime by name (the worker finds its
+ * module beside the libsimpler.so this program links), register the
+ * callable, run z = 2*x + y on the sim chip and check it.
+ * usage: quickstart CALLABLE.spc [RUNTIME]   (RUNTIME: hbg (default) or tmr) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,10 +13,11 @@ enum { N = 4096, TILE = 512 };
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s MODULE.so CALLABLE.spc\n", argv[0]);
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: %s CALLABLE.spc [RUNTIME]   (RUNTIME: hbg or tmr)\n", argv[0]);
         return 2;
     }
+    const char *runtime = argc == 3 ? argv[2] : "hbg";
     static float x[N], y[N], z[N];
     for (int i = 0; i < N; i++) {
         x[i] = (float)i;
@@ -24,12 +26,12 @@ int main(int argc, char **argv)
 
     char err[512];
     sp_worker *w;
-    int rc = sp_worker_open(argv[1], NULL, &w, err, sizeof err);
+    int rc = sp_worker_open_runtime(runtime, NULL, NULL, &w, err, sizeof err);
     if (rc) {
         fprintf(stderr, "open: %s: %s\n", sp_status_name(rc), err);
         return 1;
     }
-    rc = sp_worker_register_callable_file(w, 0, argv[2]);
+    rc = sp_worker_register_callable_file(w, 0, argv[1]);
     if (rc) {
         fprintf(stderr, "register: %s: %s\n", sp_status_name(rc), sp_worker_last_error(w));
         sp_worker_close(w);

@@ -1,9 +1,11 @@
 /* Quickstart orchestration: z = 2*x + y, tile by tile. For every tile it
  * submits a scale task (a fresh runtime-allocated output) and an add task
- * that writes into the caller's z; the runtime derives scale -> add. */
+ * that writes into the caller's z; the runtime derives scale -> add.
+ * quickstart_callable_kernels.h is generated from the callable's one
+ * description (CMakeLists.txt / Makefile): SP_FUNC_<kernel> is each
+ * kernel's func_id, SP_ARG_<name> / SP_SCALAR_<name> each argument's index. */
 #include "simpler/orchestration.h"
-
-enum { QS_SCALE = 0, QS_ADD = 1 };
+#include "quickstart_callable_kernels.h"
 
 SP_ORCH_CONFIG(quickstart_config)
 {
@@ -13,8 +15,9 @@ SP_ORCH_CONFIG(quickstart_config)
 
 SP_ORCHESTRATION(quickstart_orch)
 {
-    sp_tensor x = args->tensors[0], y = args->tensors[1], z = args->tensors[2];
-    int64_t n = x.shape[0], tile = (int64_t)args->scalars[0];
+    sp_tensor x = args->tensors[SP_ARG_x], y = args->tensors[SP_ARG_y];
+    sp_tensor z = args->tensors[SP_ARG_z];
+    int64_t n = x.shape[0], tile = (int64_t)args->scalars[SP_SCALAR_tile];
     if (tile < 1 || n % tile) {
         sp_orch_fatal(o, SP_EINVAL, "tile %lld does not divide n %lld", (long long)tile,
                       (long long)n);
@@ -26,7 +29,7 @@ SP_ORCHESTRATION(quickstart_orch)
         sp_tensor_slice(&y, 0, t0, tile, &yt);
         sp_tensor_slice(&z, 0, t0, tile, &zt);
 
-        sp_task t = sp_task_aiv(QS_SCALE);
+        sp_task t = sp_task_aiv(SP_FUNC_qs_scale);
         sp_task_in(&t, &xt);
         sp_task_out(&t, &scaled); /* filled in by the submit */
         sp_task_scalar_f32(&t, 2.0f);
@@ -34,7 +37,7 @@ SP_ORCHESTRATION(quickstart_orch)
         if (sp_submit(o, &t) < 0)
             return;
 
-        t = sp_task_aiv(QS_ADD);
+        t = sp_task_aiv(SP_FUNC_qs_add);
         sp_task_in(&t, &scaled);
         sp_task_in(&t, &yt);
         sp_task_arg(&t, &zt, SP_OUT_EXISTING);

@@ -138,9 +138,11 @@ int run_example(const run_opts *o)
     if (prepare(&inst, ex, case_name, o, err, sizeof err))
         return cli_usage_error("run", "%s %s: %s", ex->name, case_name, err);
 
+    /* Installed (<prefix>/share/simpler/examples) or in the build tree; when
+     * neither exists, the installed path, which register's error names. */
     char callable[PATH_MAX], rel[128];
-    snprintf(rel, sizeof rel, "../examples/%s.spc", ex->name);
-    sp__path_beside_exe(callable, sizeof callable, rel);
+    snprintf(rel, sizeof rel, "examples/%s.spc", ex->name);
+    sp__data_path(callable, sizeof callable, rel);
 
     run_report r = {.target = ex->name, .runtime = o->runtime, .case_name = case_name};
     r.rounds = o->rounds;

@@ -106,9 +106,10 @@ int cli_smoke(int argc, char **argv)
     /* The callable: the smoke orchestration and kernel, built beside this
      * command (src/cli/CMakeLists.txt), packed here. */
     char kpath[4096], opath[4096];
-    CHECK(sp__path_beside_exe(kpath, sizeof kpath, "../lib/sp_smoke_kernel.so") == 0 &&
-              sp__path_beside_exe(opath, sizeof opath, "../lib/sp_smoke_orch.so") == 0,
-          "cannot find the simpler executable");
+    CHECK(sp__data_path(kpath, sizeof kpath, "smoke/sp_smoke_kernel.so") == 0 &&
+              sp__data_path(opath, sizeof opath, "smoke/sp_smoke_orch.so") == 0,
+          "cannot find smoke/sp_smoke_kernel.so and sp_smoke_orch.so under <prefix>/share/simpler "
+          "or in the build tree");
     sp_callable_kernel_spec ks[2] = {
         {.func_id = 0, .core_type = SP_CORE_AIC, .path = kpath, .entry = "smoke_mark"},
         {.func_id = 1, .core_type = SP_CORE_AIV, .path = kpath, .entry = "smoke_mark"},

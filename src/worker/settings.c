@@ -206,6 +206,14 @@ int wk_settings_check(const sp_settings *s, char *err, size_t err_len)
     return SP_OK;
 }
 
+/* SIMPLER_MODULE_PATH: directories (':'-separated) sp_worker_open_runtime
+ * searches before its defaults when the caller gives no module_dir. */
+const char *wk_env_module_path(void)
+{
+    const char *p = getenv("SIMPLER_MODULE_PATH");
+    return p && *p ? p : NULL;
+}
+
 /* A path, not a number: not a field of sp_settings, but read here like
  * the rest (sp_worker_options.trace_path's default). */
 const char *wk_env_trace_path(void)

@@ -111,6 +111,8 @@ const char *wk_env_trace_path(void);
 /* settings.c: 0, or SP_EINVAL naming the first field a caller set outside
  * its range (the ranges of the environment variables). */
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len);
+/* settings.c: SIMPLER_MODULE_PATH, or NULL when unset or empty. */
+const char *wk_env_module_path(void);
 
 /* log_route.c: the worker's own lines go to its sink, the lines of code
  * that knows no worker (module, device, settings) to the newest open

@@ -69,9 +69,11 @@ def main():
         dyn = subprocess.run(["readelf", "-d", simpler], capture_output=True, text=True,
                              timeout=60).stdout
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
-        if "libsimpler.so" not in needed or any("platform" in n for n in needed):
-            failures.append(f"the simpler executable needs {needed}: want libsimpler.so and no "
-                            "libsimpler_platform_*")
+        # libsimpler.so.<ABI>: the SONAME carries the ABI major (issue 14).
+        if not any(re.fullmatch(r"libsimpler\.so\.\d+", n) for n in needed) or \
+                any("platform" in n for n in needed):
+            failures.append(f"the simpler executable needs {needed}: want libsimpler.so.<ABI> "
+                            "and no libsimpler_platform_*")
     for f in failures:
         print("FAIL:", f)
     print(f"{'FAIL' if failures else 'PASS'}: {len(failures)} failure(s)")

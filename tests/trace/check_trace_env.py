@@ -128,8 +128,9 @@ def main():
     for name in os.listdir(o.work):
         os.unlink(os.path.join(o.work, name))
     for rt in ("hbg", "tmr"):
-        module = os.path.join(o.module_dir, "libsimpler_%s_sim.so" % rt)
-        qs = [o.quickstart, module, o.callable]
+        # The quickstart opens its runtime by name (issue 14: the module is
+        # found beside libsimpler.so; --module-dir is no longer needed).
+        qs = [o.quickstart, o.callable, rt]
         w = lambda name: os.path.join(o.work, name)
         p = run(qs, w("q_%s_%%n.json" % rt))
         m = re.search(r"(\d+) tasks, (\d+) edges, .*PASS", p.stdout)
