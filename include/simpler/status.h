@@ -30,7 +30,8 @@
     X(SP_ECALLABLE, -20, "unknown or duplicate callable id; register it once before running")      \
     X(SP_EMODULE, -21, "runtime module could not be loaded; check the path and dlerror text")      \
     X(SP_EMODULE_SYMBOL, -22,                                                                      \
-      "runtime module lacks a required symbol; rebuild it against this simpler")                   \
+      "a required symbol is not exported (a module's simpler_*, a callable's entry); check the "   \
+      "name")                                                                                      \
     X(SP_EABI, -23, "ABI version mismatch; rebuild the module or orchestration with this simpler") \
     X(SP_ECONTRACT, -24, "pipeline contract is invalid; check depth, kinds, classes and reserved") \
     X(SP_EARGCOUNT, -25, "run has fewer arguments than the orchestration's config asks for")       \
