@@ -10,17 +10,47 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "simpler/log.h"
 #include "simpler/status.h"
 
 int cli_fail(int status, const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "simpler: %s: ", sp_status_name(status));
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n  hint: %s\n", sp_status_hint(status));
+    /* A library message may already start with the status's name. */
+    const char *name = sp_status_name(status), *text = msg;
+    size_t n = strlen(name);
+    if (strncmp(text, name, n) == 0 && text[n] == ':' && text[n + 1] == ' ')
+        text += n + 2;
+    fprintf(stderr, "simpler: %s: %s\n  hint: %s\n", name, text, sp_status_hint(status));
     return CLI_EXIT_FAIL;
+}
+
+void cli_log_sink(int level, const char *line, void *user)
+{
+    cli_log *log = user;
+    if (level < SP_LOG_ERROR || log->verbose) {
+        fprintf(stderr, "%s\n", line);
+        return;
+    }
+    if (log->held == CLI_LOG_HELD) {
+        log->dropped++;
+        return;
+    }
+    snprintf(log->lines[log->held++], sizeof log->lines[0], "%s", line);
+}
+
+void cli_log_end(cli_log *log, bool failed)
+{
+    if (!failed)
+        for (int i = 0; i < log->held; i++)
+            fprintf(stderr, "%s\n", log->lines[i]);
+    if (!failed && log->dropped)
+        fprintf(stderr, "simpler: %d more error lines not shown\n", log->dropped);
+    log->held = log->dropped = 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

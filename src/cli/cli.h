@@ -32,6 +32,21 @@ const char *cli_suggest(const char *word, const char *const *candidates, int n);
  * '--x' (did you mean --y?)" or "option '--x' needs a value". */
 struct option;
 int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *longopts);
+/* The command's log sink (sp_worker_options.log_sink, log_user = a
+ * cli_log): lines below error go to stderr as they come; error lines are
+ * held, because they restate a failure the command reports itself (once,
+ * cli_fail). cli_log_end prints the held lines when the command did not
+ * fail (something went wrong and was recovered), or when `verbose` (the
+ * user asked for SIMPLER_LOG=debug or info), and forgets them otherwise. */
+#define CLI_LOG_HELD 8
+typedef struct cli_log {
+    bool verbose;
+    int held, dropped;
+    char lines[CLI_LOG_HELD][512];
+} cli_log;
+void cli_log_sink(int level, const char *line, void *user);
+void cli_log_end(cli_log *log, bool failed);
+
 /* Is stderr a terminal, and its width in columns (80 when unknown). */
 bool cli_stderr_tty(void);
 int cli_term_width(void);

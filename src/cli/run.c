@@ -3,6 +3,7 @@
 #include "cli/run.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -23,6 +24,12 @@ int run_open(const run_opts *o, sp_worker **w, sp_call_config *cfg, run_report *
              size_t err_len)
 {
     sp_worker_options wo = {0};
+    /* Error lines the library logs restate the failure this command
+     * prints once; they are shown only when asked for (SIMPLER_LOG). */
+    const char *level = getenv("SIMPLER_LOG");
+    r->log.verbose = level && (strcmp(level, "debug") == 0 || strcmp(level, "info") == 0);
+    wo.log_sink = cli_log_sink;
+    wo.log_user = &r->log;
     wo.prewarm.clusters = (uint32_t)o->clusters;
     wo.prewarm.sched_threads = (uint32_t)o->sched;
     memset(cfg, 0, sizeof *cfg);

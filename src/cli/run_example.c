@@ -248,6 +248,7 @@ int run_example(const run_opts *o)
     free(cost_ns[0]);
     free(cost_ns[1]);
     sp_worker_close(w);
+    cli_log_end(&r.log, r.status != SP_OK);
     ex_instance_free(&inst);
     if (io)
         return io;

@@ -415,6 +415,7 @@ int run_file(const run_opts *o)
     free(stats_text);
     free(device_ns);
     sp_worker_close(w);
+    cli_log_end(&r.log, r.status != SP_OK);
     file_run_free(f);
     free(f);
     if (io)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/cli.h"
 #include "simpler/module.h"
 #include "simpler/trace.h"
 
@@ -32,6 +33,8 @@ typedef struct run_report {
     uint32_t output_count;
     const char *output_names[RUN_REPORT_MAX_OUTPUTS];
     uint64_t output_hash[RUN_REPORT_MAX_OUTPUTS];
+    /* The worker's log sink while the run is open (cli_log_sink). */
+    cli_log log;
 } run_report;
 
 /* The text result: "PASS <target> runtime=... tasks=... ..." or "FAIL ...",

@@ -204,6 +204,24 @@ def main():
     if widest > 50:
         failures.append(f"--rounds bar is {widest} columns on a 50-column terminal: {text!r}")
 
+    # A device-memory failure is printed once: the library's own error lines
+    # about it (the platform logs each failed commit) are folded into the
+    # command's one "simpler: SP_EDEVMEM: ..." line, unless SIMPLER_LOG asks.
+    env = dict(os.environ, SIMPLER_SIM_MEMORY_MB="8")
+    env.pop("SIMPLER_LOG", None)
+    p = subprocess.run([simpler, "run", "paged_attention", "--case", "large"], capture_output=True,
+                       text=True, timeout=240, env=env)
+    errs = [l for l in p.stderr.splitlines() if l.startswith("simpler")]
+    if p.returncode != 1 or len(errs) != 1 or not errs[0].startswith("simpler: SP_EDEVMEM: ") \
+            or "SP_EDEVMEM: SP_EDEVMEM" in errs[0]:
+        failures.append(f"out of device memory: exit {p.returncode}, want 1 and one error line:\n"
+                        f"{p.stderr}")
+    env["SIMPLER_LOG"] = "info"
+    p = subprocess.run([simpler, "run", "paged_attention", "--case", "large"], capture_output=True,
+                       text=True, timeout=240, env=env)
+    if "simpler error: device 0" not in p.stderr:
+        failures.append(f"SIMPLER_LOG=info: the device's error lines are not shown:\n{p.stderr}")
+
     for f in failures:
         print("FAIL:", f)
     print(f"{'FAIL' if failures else 'PASS'}: {len(failures)} failure(s)")
