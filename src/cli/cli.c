@@ -146,6 +146,12 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
     return cli_usage_error(cmd, "unknown option '%s'", arg);
 }
 
+void cli_a2a3_prewarm(sp_call_config *prewarm)
+{
+    prewarm->clusters = 24;
+    prewarm->sched_threads = 3;
+}
+
 bool cli_stderr_tty(void)
 {
     return isatty(STDERR_FILENO) == 1;

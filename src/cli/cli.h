@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 
+#include "simpler/types.h"
+
 enum {
     CLI_EXIT_OK = 0,    /* passed */
     CLI_EXIT_FAIL = 1,  /* a wrong result or a failed run */
@@ -46,6 +48,10 @@ typedef struct cli_log {
 } cli_log;
 void cli_log_sink(int level, const char *line, void *user);
 void cli_log_end(cli_log *log, bool failed);
+
+/* The a2a3 chip's geometry as a worker prewarm (info and smoke --a2a3):
+ * 24 clusters, 3 scheduler threads (+ the orchestrator's AICPU thread). */
+void cli_a2a3_prewarm(sp_call_config *prewarm);
 
 /* Is stderr a terminal, and its width in columns (80 when unknown). */
 bool cli_stderr_tty(void);

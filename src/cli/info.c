@@ -37,9 +37,7 @@ int cli_info(int argc, char **argv)
             platform = optarg;
             break;
         case 'a':
-            /* The a2a3 chip: 24 clusters, 3 scheduler threads + the orchestrator's. */
-            wo.prewarm.clusters = 24;
-            wo.prewarm.sched_threads = 3;
+            cli_a2a3_prewarm(&wo.prewarm);
             break;
         case 'h':
             fputs(info_help, stdout);

@@ -6,9 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/npy.h"
 #include "simpler/status.h"
+#include "simpler/tensor.h"
 
 void run_print_status(const run_opts *o, int status, const char *msg)
 {
@@ -76,4 +82,46 @@ int cli_run(int argc, char **argv)
         rc = o.is_file ? run_file(&o) : run_example(&o);
     run_opts_free(&o);
     return rc;
+}
+
+int run_save_dir(const char *dir)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST)
+        return cli_io_error("create '%s' (--save): %s", dir, strerror(errno));
+    return 0;
+}
+
+int run_save_tensor(const char *dir, const char *name, const sp_tensor *t, const void *data)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s.npy", dir, name) >= (int)sizeof path)
+        return cli_io_error("write into '%s': the path is too long", dir);
+    int rc = npy_write(path, t, data);
+    if (rc == NPY_ESYMLINK)
+        return cli_io_error("write '%s': it is a symbolic link (--save never writes through "
+                            "one; remove it or choose another directory)",
+                            path);
+    if (rc)
+        return cli_io_error("write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+void run_report_output(run_report *r, const char *name, const sp_tensor *t, const void *data)
+{
+    if (r->output_count == RUN_REPORT_MAX_OUTPUTS)
+        return;
+    r->output_names[r->output_count] = name;
+    r->output_hash[r->output_count++] =
+        run_hash_bytes(data, (uint64_t)sp_tensor_numel(t) * sp_dtype_size(t->dtype));
+}
+
+int run_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool run_dir_written(int dir)
+{
+    return dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
 }

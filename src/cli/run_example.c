@@ -6,10 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "cli/npy.h"
 #include "cli/run.h"
 #include "cli/run_trace.h"
 #include "common/paths.h"
@@ -19,28 +17,13 @@
 /* --save: every tensor argument as DIR/<name>.npy. 0 or CLI_EXIT_IO. */
 static int save_tensors(const ex_instance *inst, const char *dir)
 {
-    if (mkdir(dir, 0755) && errno != EEXIST)
-        return cli_io_error("create '%s' (--save): %s", dir, strerror(errno));
-    for (uint32_t i = 0; i < inst->args.tensor_count; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s.npy", dir,
-                 inst->arg_names[i] ? inst->arg_names[i] : "arg");
+    int rc = run_save_dir(dir);
+    for (uint32_t i = 0; !rc && i < inst->args.tensor_count; i++) {
         const sp_tensor *t = &inst->args.tensors[i];
-        int rc = npy_write(path, t, (const void *)(uintptr_t)t->addr);
-        if (rc == NPY_ESYMLINK)
-            return cli_io_error("write '%s': it is a symbolic link (--save never writes through "
-                                "one; remove it or choose another directory)",
-                                path);
-        if (rc)
-            return cli_io_error("write '%s': %s", path, strerror(errno));
+        rc = run_save_tensor(dir, inst->arg_names[i] ? inst->arg_names[i] : "arg", t,
+                             (const void *)(uintptr_t)t->addr);
     }
-    return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    return rc;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -56,8 +39,8 @@ static void print_trace_cost(long rounds, uint64_t *cost_ns[2], const sp_run_sta
     int64_t *diff = calloc((size_t)rounds, sizeof *diff);
     for (long i = 0; diff && i < rounds; i++)
         diff[i] = (int64_t)(cost_ns[1][i] - cost_ns[0][i]);
-    qsort(cost_ns[0], (size_t)rounds, sizeof(uint64_t), cmp_u64);
-    qsort(cost_ns[1], (size_t)rounds, sizeof(uint64_t), cmp_u64);
+    qsort(cost_ns[0], (size_t)rounds, sizeof(uint64_t), run_cmp_u64);
+    qsort(cost_ns[1], (size_t)rounds, sizeof(uint64_t), run_cmp_u64);
     if (diff)
         qsort(diff, (size_t)rounds, sizeof *diff, cmp_i64);
     double tasks = st->tasks ? (double)st->tasks : 1.0;
@@ -219,18 +202,13 @@ int run_example(const run_opts *o)
         r.error = werr;
     }
     for (uint32_t i = 0; r.status == SP_OK && i < inst.args.tensor_count; i++) {
-        uint8_t d = inst.args.dirs[i];
-        if ((d == SP_OUT || d == SP_INOUT || d == SP_OUT_EXISTING) &&
-            r.output_count < RUN_REPORT_MAX_OUTPUTS) {
-            const sp_tensor *t = &inst.args.tensors[i];
-            r.output_names[r.output_count] = inst.arg_names[i] ? inst.arg_names[i] : "arg";
-            r.output_hash[r.output_count++] =
-                run_hash_bytes((const void *)(uintptr_t)t->addr,
-                               (uint64_t)sp_tensor_numel(t) * sp_dtype_size(t->dtype));
-        }
+        const sp_tensor *t = &inst.args.tensors[i];
+        if (run_dir_written(inst.args.dirs[i]))
+            run_report_output(&r, inst.arg_names[i] ? inst.arg_names[i] : "arg", t,
+                              (const void *)(uintptr_t)t->addr);
     }
     if (!o->trace_cost && o->rounds > 1 && r.status == SP_OK && !r.wrong) {
-        qsort(device_ns, (size_t)o->rounds, sizeof *device_ns, cmp_u64);
+        qsort(device_ns, (size_t)o->rounds, sizeof *device_ns, run_cmp_u64);
         r.device_ns = device_ns;
     }
     if (o->json) {

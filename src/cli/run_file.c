@@ -301,37 +301,14 @@ static int args_by_signature(const run_opts *o, file_run *f)
     return 0;
 }
 
-static bool is_written(int dir)
-{
-    return dir == SP_OUT || dir == SP_INOUT || dir == SP_OUT_EXISTING;
-}
-
 /* --save DIR: every tensor the run wrote, as DIR/NAME.npy. 0 or CLI_EXIT_IO. */
 static int save_outputs(const file_run *f, const char *dir)
 {
-    if (mkdir(dir, 0755) && errno != EEXIST)
-        return cli_io_error("create '%s' (--save): %s", dir, strerror(errno));
-    for (uint32_t i = 0; i < f->args.tensor_count; i++) {
-        if (!is_written(f->args.dirs[i]))
-            continue;
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s.npy", dir, f->names[i]) >= (int)sizeof path)
-            return cli_io_error("write into '%s': the path is too long", dir);
-        int rc = npy_write(path, &f->args.tensors[i], f->data[i]);
-        if (rc == NPY_ESYMLINK)
-            return cli_io_error("write '%s': it is a symbolic link (--save never writes through "
-                                "one; remove it or choose another directory)",
-                                path);
-        if (rc)
-            return cli_io_error("write '%s': %s", path, strerror(errno));
-    }
-    return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    int rc = run_save_dir(dir);
+    for (uint32_t i = 0; !rc && i < f->args.tensor_count; i++)
+        if (run_dir_written(f->args.dirs[i]))
+            rc = run_save_tensor(dir, f->names[i], &f->args.tensors[i], f->data[i]);
+    return rc;
 }
 
 int run_file(const run_opts *o)
@@ -395,14 +372,10 @@ int run_file(const run_opts *o)
         r.error = werr;
     }
     for (uint32_t i = 0; r.status == SP_OK && i < f->args.tensor_count; i++)
-        if (is_written(f->args.dirs[i])) {
-            r.output_names[r.output_count] = f->names[i];
-            r.output_hash[r.output_count++] =
-                run_hash_bytes(f->data[i], (uint64_t)sp_tensor_numel(&f->args.tensors[i]) *
-                                               sp_dtype_size(f->args.tensors[i].dtype));
-        }
+        if (run_dir_written(f->args.dirs[i]))
+            run_report_output(&r, f->names[i], &f->args.tensors[i], f->data[i]);
     if (o->rounds > 1 && r.status == SP_OK) {
-        qsort(device_ns, (size_t)o->rounds, sizeof *device_ns, cmp_u64);
+        qsort(device_ns, (size_t)o->rounds, sizeof *device_ns, run_cmp_u64);
         r.device_ns = device_ns;
     }
     if (o->json) {

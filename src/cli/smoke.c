@@ -72,8 +72,7 @@ int cli_smoke(int argc, char **argv)
             runtime = optarg;
             break;
         case 'a':
-            wo.prewarm.clusters = 24;
-            wo.prewarm.sched_threads = 3;
+            cli_a2a3_prewarm(&wo.prewarm);
             break;
         case 'h':
             fputs(smoke_help, stdout);
