@@ -9,7 +9,10 @@ set -euo pipefail
 # OpenBLAS + LAPACKE: the peer suite's smoke test (bench/run --quick) checks
 # simpler's real tiled Cholesky with them. pkg-config: the install test
 # builds docs/quickstart with it (tests/install/check_install.sh).
-packages=(cmake make gcc libcriterion-dev python3 pkg-config liblapacke-dev libopenblas-dev)
+# python3-dev, python3-numpy, python3-pytest: the Python package (python/)
+# builds against Debian's python3 and its tests run under pytest with numpy.
+packages=(cmake make gcc libcriterion-dev python3 pkg-config liblapacke-dev libopenblas-dev
+  python3-dev python3-numpy python3-pytest)
 [ "${SIMPLER_DEPS_EXTRA:-}" ] && read -r -a extra <<<"$SIMPLER_DEPS_EXTRA" && packages+=("${extra[@]}")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

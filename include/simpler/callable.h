@@ -134,6 +134,19 @@ typedef struct sp_callable_spec {
 SP_EXPORT int sp_callable_build(const sp_callable_spec *spec, void **blob_out, size_t *size_out,
                                 char *err, size_t err_len);
 
+/* The C header an orchestration of `spec` includes, as text (*text_out,
+ * NUL-terminated, free() it; *len_out its length, may be NULL): a
+ * `#define SP_FUNC_<entry> <func_id>` per kernel (each kernel's entry is
+ * its name) and, when spec->orch_args declares a signature, SP_ARG_COUNT,
+ * SP_SCALAR_COUNT and `SP_ARG_<name>` / `SP_SCALAR_<name>` with each
+ * argument's index. `name` (e.g. the header's file name) makes its include
+ * guard. Only the kernels' func_id and entry and orch_args are read.
+ * 0, or SP_EINVAL (a name that is not a C identifier, a func_id or name
+ * given twice, a signature that does not parse) / SP_ENOMEM with the
+ * reason in `err`. What `simpler pack --header` writes. */
+SP_EXPORT int sp_callable_header_text(const sp_callable_spec *spec, const char *name,
+                                      char **text_out, size_t *len_out, char *err, size_t err_len);
+
 /* ---- the orchestration's argument signature ---------------------------------
  * What a callable says about the arguments of a run, so tools (simpler run
  * FILE.spc, the Python binding) can name, check and create them and the

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "simpler/callable.h"
 #include "simpler/export.h"
@@ -51,5 +52,11 @@ SP_EXPORT int sp_trace_format_of(const char *path);
  * the file cannot be written (errno's text in `err`). */
 SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, int format,
                              const char *path, char *err, size_t err_len);
+
+/* sp_trace_write into an open stream (not closed; flushed): a memory
+ * stream (open_memstream) gets the text without a file. The same statuses,
+ * SP_EINVAL for a NULL stream, SP_ESYS when a write to it fails. */
+SP_EXPORT int sp_trace_write_file(const sp_run_trace *tr, const sp_trace_info *info, int format,
+                                  FILE *f, char *err, size_t err_len);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "simpler/export.h"
 #include "simpler/log.h"
@@ -126,6 +127,8 @@ SP_EXPORT const sp_run_trace *sp_worker_last_trace(const sp_worker *w);
  * the kernel names of its callable: sp_trace_write's formats and statuses;
  * SP_EINVAL when the last run was not traced. */
 SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path);
+/* sp_worker_write_trace into an open stream (sp_trace_write_file). */
+SP_EXPORT int sp_worker_write_trace_file(sp_worker *w, int format, FILE *f);
 /* Text of the last failure on this worker ("" if none). */
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w);
 /* The module's pipeline contract (valid while the worker is open). */

@@ -13,38 +13,20 @@
 #include "cli/cli.h"
 #include "simpler/status.h"
 
-/* The STATS lines as a string: written to a private temporary file and
- * read back (the exporter writes to a path). 0 or a status. */
+/* The STATS lines as a string, written into a memory stream. 0 or a status. */
 static int stats_to_text(sp_worker *w, char **text)
 {
-    char path[] = "/tmp/simpler-stats-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
+    size_t len = 0;
+    FILE *f = open_memstream(text, &len);
+    if (!f)
         return SP_ESYS;
-    int rc = sp_worker_write_trace(w, SP_TRACE_FORMAT_STATS, path);
-    FILE *f = rc == SP_OK ? fdopen(fd, "r") : NULL;
-    if (rc == SP_OK && !f)
-        rc = SP_ESYS;
-    if (f) {
-        size_t cap = 4096, len = 0, n;
-        char *buf = malloc(cap);
-        while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0)
-            if ((len += n) + 1 == cap) {
-                char *bigger = realloc(buf, cap *= 2);
-                if (!bigger)
-                    free(buf);
-                buf = bigger;
-            }
-        if (buf)
-            buf[len] = '\0';
-        else
-            rc = SP_ENOMEM;
-        *text = buf;
-        fclose(f);
-    } else {
-        close(fd);
+    int rc = sp_worker_write_trace_file(w, SP_TRACE_FORMAT_STATS, f);
+    if (fclose(f) && rc == SP_OK)
+        rc = SP_ENOMEM;
+    if (rc) {
+        free(*text);
+        *text = NULL;
     }
-    unlink(path);
     return rc;
 }
 

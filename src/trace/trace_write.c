@@ -36,11 +36,9 @@ static int fail(int status, char *err, size_t err_len, const char *fmt, const ch
     return status;
 }
 
-SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, int format,
-                             const char *path, char *err, size_t err_len)
+/* What every request must satisfy, whatever its destination. */
+static int check_request(const sp_run_trace *tr, int format, char *err, size_t err_len)
 {
-    if (err && err_len)
-        err[0] = 0;
     if (!tr)
         return fail(SP_EINVAL, err, err_len, "%s%s", "trace: NULL trace", "");
     if (tr->level == SP_TRACE_OFF)
@@ -49,8 +47,6 @@ SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, 
     if (format < SP_TRACE_FORMAT_JSON || format > SP_TRACE_FORMAT_STATS)
         return fail(SP_EINVAL, err, err_len, "%s%s",
                     "trace: unknown format (want SP_TRACE_FORMAT_JSON, SVG, DOT or STATS)", "");
-    if (!path || !*path)
-        return fail(SP_EINVAL, err, err_len, "%s%s", "trace: no output path", "");
     if ((tr->record_count && !tr->records) || (tr->edge_count && !tr->edges) ||
         tr->record_count > tr->record_cap || tr->edge_count > tr->edge_cap)
         return fail(SP_EINVAL, err, err_len, "%s%s",
@@ -71,16 +67,17 @@ SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, 
             return fail(SP_EINVAL, err, err_len, "%s%s", "trace: an edge names a task id past 2^32",
                         "");
     }
+    return SP_OK;
+}
+
+/* Build the model and run the format's writer into `f`: 0 or SP_ENOMEM
+ * (a write error is left in ferror(f) for the caller). */
+static int write_model(const sp_run_trace *tr, const sp_trace_info *info, int format, FILE *f,
+                       char *err, size_t err_len)
+{
     trace_model m;
     if (tm_build(&m, tr, info))
         return fail(SP_ENOMEM, err, err_len, "%s%s", "trace: no host memory for the model", "");
-    bool to_stdout = strcmp(path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) {
-        int e = errno;
-        tm_free(&m);
-        return fail(SP_ESYS, err, err_len, "cannot write the trace '%s': %s", path, strerror(e));
-    }
     int rc;
     switch (format) {
     case SP_TRACE_FORMAT_JSON:
@@ -97,11 +94,52 @@ SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, 
         break;
     }
     tm_free(&m);
+    if (rc)
+        return fail(rc, err, err_len, "%s%s", "trace: no host memory while writing", "");
+    return SP_OK;
+}
+
+SP_EXPORT int sp_trace_write_file(const sp_run_trace *tr, const sp_trace_info *info, int format,
+                                  FILE *f, char *err, size_t err_len)
+{
+    if (err && err_len)
+        err[0] = 0;
+    int rc = check_request(tr, format, err, err_len);
+    if (rc)
+        return rc;
+    if (!f)
+        return fail(SP_EINVAL, err, err_len, "%s%s", "trace: NULL stream", "");
+    if ((rc = write_model(tr, info, format, f, err, err_len)))
+        return rc;
+    errno = 0;
+    if (ferror(f) || fflush(f))
+        return fail(SP_ESYS, err, err_len, "cannot write the trace%s: %s", "",
+                    strerror(errno ? errno : EIO));
+    return SP_OK;
+}
+
+SP_EXPORT int sp_trace_write(const sp_run_trace *tr, const sp_trace_info *info, int format,
+                             const char *path, char *err, size_t err_len)
+{
+    if (err && err_len)
+        err[0] = 0;
+    int rc = check_request(tr, format, err, err_len);
+    if (rc)
+        return rc;
+    if (!path || !*path)
+        return fail(SP_EINVAL, err, err_len, "%s%s", "trace: no output path", "");
+    bool to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f) {
+        int e = errno;
+        return fail(SP_ESYS, err, err_len, "cannot write the trace '%s': %s", path, strerror(e));
+    }
+    rc = write_model(tr, info, format, f, err, err_len);
     errno = 0;
     bool bad = ferror(f) != 0;
     bad |= to_stdout ? fflush(f) != 0 : fclose(f) != 0;
     if (rc)
-        return fail(rc, err, err_len, "%s%s", "trace: no host memory while writing", "");
+        return rc;
     if (bad)
         return fail(SP_ESYS, err, err_len, "cannot write the trace '%s': %s", path,
                     strerror(errno ? errno : EIO));

@@ -110,7 +110,9 @@ static int expand_path(const char *pattern, uint64_t seq, char *out, size_t len)
     return 0;
 }
 
-static int write_last(sp_worker *w, int format, const char *path, char *err, size_t err_len)
+/* To `path`, or to the stream `f` when path is NULL. */
+static int write_last(sp_worker *w, int format, const char *path, FILE *f, char *err,
+                      size_t err_len)
 {
     pthread_mutex_lock(&w->callables_lock); /* the names stay while they are written */
     const wk_callable *c = wk_callable_find(w, w->trace_callable);
@@ -119,7 +121,8 @@ static int write_last(sp_worker *w, int format, const char *path, char *err, siz
         .callable = c ? &c->view : NULL,
         .stats = &w->trace_stats,
     };
-    int rc = sp_trace_write(&w->trace, &info, format, path, err, err_len);
+    int rc = path ? sp_trace_write(&w->trace, &info, format, path, err, err_len)
+                  : sp_trace_write_file(&w->trace, &info, format, f, err, err_len);
     pthread_mutex_unlock(&w->callables_lock);
     return rc;
 }
@@ -137,22 +140,42 @@ void wk_trace_autowrite(sp_worker *w)
         return;
     }
     int format = sp_trace_format_of(path);
-    int rc = write_last(w, format ? format : SP_TRACE_FORMAT_JSON, path, err, sizeof err);
+    int rc = write_last(w, format ? format : SP_TRACE_FORMAT_JSON, path, NULL, err, sizeof err);
     if (rc)
         wk_log(w, SP_LOG_WARN, "%s: %s (the run itself is unaffected)", sp_status_name(rc), err);
+}
+
+/* The last run waited for was traced: 0, else SP_EINVAL with the message. */
+static int check_traced(sp_worker *w)
+{
+    if (w->trace.level)
+        return SP_OK;
+    snprintf(w->last_error, sizeof w->last_error,
+             "write trace: the last run waited for was not traced: give it a "
+             "sp_call_config.trace_level (or open the worker with trace_path)");
+    return SP_EINVAL;
 }
 
 SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path)
 {
     if (!w)
         return SP_EINVAL;
-    if (!w->trace.level) {
-        snprintf(w->last_error, sizeof w->last_error,
-                 "write trace: the last run waited for was not traced: give it a "
-                 "sp_call_config.trace_level (or open the worker with trace_path)");
+    int rc = check_traced(w);
+    if (rc)
+        return rc;
+    if (!path) {
+        snprintf(w->last_error, sizeof w->last_error, "write trace: no output path");
         return SP_EINVAL;
     }
-    return write_last(w, format, path, w->last_error, sizeof w->last_error);
+    return write_last(w, format, path, NULL, w->last_error, sizeof w->last_error);
+}
+
+SP_EXPORT int sp_worker_write_trace_file(sp_worker *w, int format, FILE *f)
+{
+    if (!w)
+        return SP_EINVAL;
+    int rc = check_traced(w);
+    return rc ? rc : write_last(w, format, NULL, f, w->last_error, sizeof w->last_error);
 }
 
 void wk_trace_free(sp_worker *w)
