@@ -37,16 +37,16 @@ kernels_header = _simpler.kernels_header
 Trace = _simpler.Trace
 
 # arguments, configuration, running (python/src/config.c, worker.c)
-Worker = getattr(_simpler, "Worker", None)
-Run = getattr(_simpler, "Run", None)
-CallConfig = getattr(_simpler, "CallConfig", None)
-RunStats = getattr(_simpler, "RunStats", None)
-RunResult = getattr(_simpler, "RunResult", None)
-Arg = getattr(_simpler, "Arg", None)
-In = getattr(_simpler, "In", None)
-Out = getattr(_simpler, "Out", None)
-InOut = getattr(_simpler, "InOut", None)
-OutExisting = getattr(_simpler, "OutExisting", None)
-NoDep = getattr(_simpler, "NoDep", None)
+Worker = _simpler.Worker
+Run = _simpler.Run
+CallConfig = _simpler.CallConfig
+RunStats = _simpler.RunStats
+RunResult = _simpler.RunResult
+Arg = _simpler.Arg
+In = _simpler.In
+Out = _simpler.Out
+InOut = _simpler.InOut
+OutExisting = _simpler.OutExisting
+NoDep = _simpler.NoDep
 
 from .build import build_callable, example, examples_dir, include_dir  # noqa: E402,F401

@@ -166,19 +166,10 @@ static PyObject *trace_get_task_count(SpyTrace *t, void *closure)
     return PyLong_FromUnsignedLongLong(distinct);
 }
 
-/* config.c (H-A's) defines it; until it lands the figures are a tuple. */
-#pragma weak spy_run_stats_new
-
 static PyObject *trace_get_stats(SpyTrace *t, void *closure)
 {
     (void)closure;
-    if (spy_run_stats_new)
-        return spy_run_stats_new(&t->stats);
-    const sp_run_stats *s = &t->stats;
-    return Py_BuildValue("(KKKKKKKK)", (unsigned long long)s->tasks, (unsigned long long)s->edges,
-                         (unsigned long long)s->build_ns, (unsigned long long)s->upload_ns,
-                         (unsigned long long)s->device_ns, (unsigned long long)s->image_bytes,
-                         (unsigned long long)s->orch_ns, (unsigned long long)s->first_complete_ns);
+    return spy_run_stats_new(&t->stats);
 }
 
 static PyObject *trace_get_runtime(SpyTrace *t, void *closure)

@@ -114,9 +114,6 @@ def test_library_raises_registered_classes():
 
 
 # ---- with a Worker (python/src/worker.c) ------------------------------------------------
-needs_worker = pytest.mark.skipif(simpler.Worker is None, reason="simpler.Worker not built yet")
-
-
 @pytest.fixture(scope="module")
 def fault_callable():
     return simpler.build_callable(
@@ -135,7 +132,6 @@ def good_vector_run(w, vec):
     np.testing.assert_array_equal(f, (c + 1) * (c + 2) + c)
 
 
-@needs_worker
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_bad_argument_count(runtime):
     vec = simpler.example("vector_example")
@@ -148,7 +144,6 @@ def test_bad_argument_count(runtime):
         good_vector_run(w, vec)
 
 
-@needs_worker
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_wrong_dtype_names_the_argument(runtime):
     vec = simpler.example("vector_example")
@@ -162,7 +157,6 @@ def test_wrong_dtype_names_the_argument(runtime):
         good_vector_run(w, vec)
 
 
-@needs_worker
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_kernel_crash_names_task_and_kernel(runtime, fault_callable):
     x = np.arange(16, dtype=np.int64)

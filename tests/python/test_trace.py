@@ -10,7 +10,6 @@ import pytest
 
 import simpler
 
-needs_worker = pytest.mark.skipif(simpler.Worker is None, reason="simpler.Worker not built yet")
 SLICE, DUMMY, SCHED_PASS = 1, 2, 3
 AIV = 2  # sp_task_shape
 
@@ -104,7 +103,6 @@ def test_bad_formats_and_paths_are_named_errors(tmp_path):
 
 
 # ---- traced runs (python/src/worker.c) ----------------------------------------------------
-@needs_worker
 @pytest.mark.parametrize("runtime", ["hbg", "tmr"])
 def test_traced_run_counts_the_graphs_tasks(runtime, tmp_path):
     vec = simpler.example("vector_example")
