@@ -351,7 +351,7 @@ static PyObject *callable_get_args(SpyCallable *c, void *closure)
 {
     (void)closure;
     if (!c->sig)
-        Py_RETURN_NONE;
+        return PyTuple_New(0);
     const sp_callable_signature *s = c->sig;
     PyObject *t = PyTuple_New(s->tensor_count + s->scalar_count);
     if (!t)
@@ -421,7 +421,7 @@ static PyGetSetDef callable_getset[] = {
     {"signature", (getter)callable_get_signature, NULL,
      "the declared argument signature (text), or None", NULL},
     {"args", (getter)callable_get_args, NULL,
-     "the declared arguments (tuple of ArgSpec, tensors then scalars), or None", NULL},
+     "the declared arguments (tuple of ArgSpec, tensors then scalars); () when undeclared", NULL},
     {"kernels", (getter)callable_get_kernels, NULL, "the kernels (tuple of KernelInfo)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -155,7 +155,7 @@ def test_pack_from_shared_objects(tmp_path):
     assert again.blob == c.blob
     no_sig = simpler.pack(orch, kernels=[(0, "aiv", ks, "axpy_scale"),
                                          (1, "aiv", ks, "axpy_add")])
-    assert no_sig.signature is None and no_sig.args is None
+    assert no_sig.signature is None and no_sig.args == ()
 
 
 def test_pack_refuses_with_named_statuses(tmp_path):
