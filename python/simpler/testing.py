@@ -122,6 +122,7 @@ def assert_outputs(outputs, golden, tolerances=None, where=""):
     assert_allclose keywords (atol, rtol, equal_nan), exact when absent.
     A failure's message starts with `where` and names the output.
     """
+    __tracebackhide__ = True  # pytest: show the assertion, not this frame
     tolerances = tolerances or {}
     for name, expect in golden.items():
         prefix = f"{where}: output '{name}'" if where else f"output '{name}'"
@@ -133,10 +134,11 @@ def assert_outputs(outputs, golden, tolerances=None, where=""):
         if actual.shape != expect.shape:
             raise AssertionError(f"{prefix}: shape {actual.shape}, golden {expect.shape}")
         tol = tolerances.get(name)
+        msg = f"{prefix} (x: the run, y: the golden)"
         if tol is None:
-            np.testing.assert_array_equal(actual, expect, err_msg=prefix)
+            np.testing.assert_array_equal(actual, expect, err_msg=msg)
         else:
-            np.testing.assert_allclose(actual, expect, err_msg=prefix, **tol)
+            np.testing.assert_allclose(actual, expect, err_msg=msg, **tol)
 
 
 def _scene_params(cls):
@@ -158,6 +160,7 @@ def _scene_params(cls):
 def _make_test():
     # A fresh function per class: pytest's marks live on the function object.
     def test_scene(self, _scene_workers, case, runtime, geometry):
+        __tracebackhide__ = True
         self.run_scene(case, runtime, geometry, _scene_workers)
 
     return test_scene
@@ -236,6 +239,7 @@ class SceneTest:
 
     def run_scene(self, case, runtime, geometry, workers=None):
         """Run one case on `runtime` with `geometry` and check it; the result."""
+        __tracebackhide__ = True
         cls = type(self)
         geometry = Geometry(*geometry)
         self.runtime, self.geometry = runtime, geometry

@@ -121,8 +121,8 @@ def test_matrix_ids_workers_and_failure_message(tmp_path):
                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     ids = sorted(line.split("[")[1].rstrip("]") for line in collect.stdout.splitlines()
                  if "test_scene[" in line)
-    want = sorted(f"{rt}-{g}-{c}" for rt in ("hbg", "tmr") for g in ("c1s1", "c2s2")
-                  for c in ("good", "bad")) + ["tmr-c1s1-live", "tmr-c2s2-live"]
+    want = sorted([f"{rt}-{g}-{c}" for rt in ("hbg", "tmr") for g in ("c1s1", "c2s2")
+                   for c in ("good", "bad")] + ["tmr-c1s1-live", "tmr-c2s2-live"])
     assert ids == want, collect.stdout + collect.stderr
 
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
