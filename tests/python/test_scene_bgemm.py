@@ -17,6 +17,7 @@ class TestBgemm(SceneTest):
         Case("single", tile=8, grid_m=1, grid_n=1, grid_k=1, groups=1),
         Case("small", tile=4, grid_m=2, grid_n=3, grid_k=3, groups=2),
         Case("odd_tile", tile=5, grid_m=2, grid_n=1, grid_k=4, groups=3),
+        Case("wide", tile=16, grid_m=4, grid_n=4, grid_k=4, groups=2),
     )
     TOLERANCES = {"C": dict(rtol=1e-5, atol=1e-5)}
 

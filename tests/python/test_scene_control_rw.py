@@ -19,6 +19,7 @@ class TestControlRw(SceneTest):
         Case("default", n=256, k=3, offset=-7, nrep=2),
         Case("no_inc", n=100, k=-2, offset=5, nrep=0),
         Case("many_inc", n=33, k=1, offset=0, nrep=9),
+        Case("large", n=8192, k=-4, offset=13, nrep=3),
         Case("readback", n=300, k=3, offset=-7, readback=1, runtimes=("tmr",)),
         Case("readback_neg", n=50, k=-5, offset=11, readback=1, runtimes=("tmr",)),
     )

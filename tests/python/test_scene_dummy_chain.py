@@ -16,6 +16,7 @@ class TestDummyChain(SceneTest):
         Case("default", stamps=8, gap=4, start=0),
         Case("tight", stamps=20, gap=1, start=100),
         Case("sparse", stamps=3, gap=9, start=-5),
+        Case("long", stamps=64, gap=16, start=7),
     )
 
     def generate_args(self, case):

@@ -15,6 +15,7 @@ class TestMatmulDiamond(SceneTest):
         Case("one", n=1),
         Case("small", n=16),
         Case("odd", n=37),
+        Case("large", n=96),
     )
     TOLERANCES = {"F": dict(rtol=2e-5, atol=0)}
 

@@ -21,6 +21,7 @@ class TestPagedAttention(SceneTest):
         # A table wider than any context and spare cache blocks; an explicit scale.
         Case("spare", heads=3, head_dim=5, block_size=3, context_lens=(4, 2, 7), max_blocks=5,
              spare_blocks=4, scale=0.7),
+        Case("long", heads=8, head_dim=32, block_size=16, context_lens=(200, 129, 64, 1)),
     )
     TOLERANCES = {"out": dict(rtol=1e-4, atol=2e-5)}
 

@@ -18,6 +18,7 @@ class TestVectorExample(SceneTest):
         Case("ragged", n=7, blocks=5),
         # f allocated by the binding from the signature (f32[n], n from a).
         Case("alloc", n=300, blocks=2, alloc=True),
+        Case("large", n=65536, blocks=8),
     )
     TOLERANCES = {"f": dict(rtol=1e-6, atol=1e-6)}
 
