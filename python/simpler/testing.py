@@ -259,6 +259,10 @@ class SceneTest:
             cfg.update(case.config)
             cfg.update(clusters=geometry.clusters, sched_threads=geometry.sched_threads)
             result = worker.run(cls.get_callable(), config=simpler.CallConfig(**cfg), **args)
+        except Exception as e:
+            if hasattr(e, "add_note"):  # Python 3.11: say where, keep the class
+                e.add_note(where)
+            raise
         finally:
             if own:
                 workers.close()

@@ -63,6 +63,30 @@ def test_wrong_golden_fails_naming_where_direct():
         _Wrong().run_scene(_Wrong.CASES[0], "tmr", Geometry(2, 2))
 
 
+def test_failed_run_keeps_its_class_and_says_where():
+    import simpler
+    from simpler.testing import _Workers
+
+    class _Blocks(_Wrong):
+        CASES = (Case("zero", n=4, blocks=0), Case("one", n=4, blocks=1))
+
+        def generate_args(self, case):
+            return dict(super().generate_args(case), blocks=case.blocks)
+
+        def compute_golden(self, args, case):
+            return {"f": np.full(case.n, 47, np.float32)}
+
+    workers = _Workers(_Blocks)
+    try:
+        with pytest.raises(simpler.Error) as info:
+            _Blocks().run_scene(_Blocks.CASES[0], "hbg", Geometry(1, 1), workers)
+        assert "_Blocks: case 'zero' runtime hbg geometry c1s1" in info.value.__notes__
+        # The same Worker runs the next case.
+        _Blocks().run_scene(_Blocks.CASES[1], "hbg", Geometry(1, 1), workers)
+    finally:
+        workers.close()
+
+
 SCENE = '''
 import os
 import numpy as np
