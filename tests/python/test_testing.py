@@ -4,7 +4,6 @@ runtime, geometry and output."""
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
