@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarise `make test`: per phase (normal / asan / tsan), the ctests and
-the Criterion cases that passed of those run, and, for a phase that runs
+the Criterion (and pytest) cases that passed of those run, and, for a phase that runs
 fewer ctests than the normal one, which it left out and why.
 
 usage: test_summary.py PHASE=BUILD_DIR ...   (e.g. normal=build asan=build-asan)
@@ -19,6 +19,8 @@ from pathlib import Path
 SYNTHESIS = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+)"
                        r" \| Crashing: (\d+)")
 PLAIN = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
+# pytest's last line: "12 passed in 3.40s", "1 failed, 11 passed, 2 skipped in 4.1s".
+PYTEST = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [0-9.]+s", re.M)
 
 
 def read_phase(build):
@@ -51,7 +53,14 @@ def summarise(name, tests):
     cases = [0, 0]  # passing, tested
     binaries = 0
     plain = [0, 0]
+    pytest = [0, 0, 0]  # passed, run, files
     for _, out in tests.values():
+        last = PYTEST.findall(out)
+        if last:
+            counts = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", last[-1])}
+            pytest[0] += counts.get("passed", 0)
+            pytest[1] += sum(v for k, v in counts.items() if k != "skipped" and k != "deselected")
+            pytest[2] += 1
         syn = SYNTHESIS.findall(out)
         if syn:
             tested, passing, _, _ = map(int, syn[-1])
@@ -65,6 +74,8 @@ def summarise(name, tests):
             f"{cases[0]}/{cases[1]} passed in {binaries} binaries")
     if plain[1]:
         line += f"; plain checks {plain[0]}/{plain[1]}"
+    if pytest[2]:
+        line += f"; pytest cases {pytest[0]}/{pytest[1]} passed in {pytest[2]} files"
     return line
 
 
