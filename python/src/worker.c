@@ -15,6 +15,7 @@
 
 #include "py_simpler.h"
 #include "simpler/status.h"
+#include "simpler/tensor.h"
 #include "structmember.h"
 
 /* Callable ids a Worker hands out: the worker's table holds 256. */
@@ -1024,6 +1025,63 @@ static PyTypeObject SpyRun_Type = {
     .tp_methods = run_methods,
 };
 
+/* _args_probe(callable_or_None, tensors=(), scalars=(), **named) -> dict:
+ * what spy_args_fill makes of the arguments (tensors as (dir, dtype,
+ * shape, addr), scalars as their 64-bit words, the outputs dict), for the
+ * binding's tests; nothing runs. */
+static PyObject *args_probe(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    PyObject *target, *tensors = NULL, *scalars = NULL;
+    if (!PyArg_ParseTuple(args, "O|OO:_args_probe", &target, &tensors, &scalars))
+        return NULL;
+    if (target != Py_None && !SpyCallable_Check(target))
+        return spy_raise(SP_EINVAL, "_args_probe takes a Callable or None");
+    spy_args *a = PyMem_Calloc(1, sizeof *a);
+    if (!a)
+        return PyErr_NoMemory();
+    PyObject *out = NULL, *tl = NULL, *sl = NULL;
+    if (spy_args_fill(a, target == Py_None ? NULL : (SpyCallable *)target, tensors, scalars, kw))
+        goto done;
+    tl = PyList_New(a->args.tensor_count);
+    sl = PyList_New(a->args.scalar_count);
+    if (!tl || !sl)
+        goto done;
+    for (uint32_t i = 0; i < a->args.tensor_count; i++) {
+        const sp_tensor *t = &a->args.tensors[i];
+        PyObject *shape = PyTuple_New(t->ndim);
+        if (!shape)
+            goto done;
+        for (int d = 0; d < t->ndim; d++)
+            PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(t->shape[d]));
+        PyObject *row = Py_BuildValue("isNK", a->args.dirs[i], sp_dtype_name(t->dtype), shape,
+                                      (unsigned long long)t->addr);
+        if (!row)
+            goto done;
+        PyList_SET_ITEM(tl, i, row);
+    }
+    for (uint32_t j = 0; j < a->args.scalar_count; j++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(a->args.scalars[j]);
+        if (!v)
+            goto done;
+        PyList_SET_ITEM(sl, j, v);
+    }
+    out = Py_BuildValue("{sOsOsO}", "tensors", tl, "scalars", sl, "outputs",
+                        a->outputs ? a->outputs : Py_None);
+done:
+    Py_XDECREF(tl);
+    Py_XDECREF(sl);
+    spy_args_release(a);
+    PyMem_Free(a);
+    return out;
+}
+
+static PyMethodDef module_functions[] = {
+    {"_args_probe", (PyCFunction)(void (*)(void))args_probe, METH_VARARGS | METH_KEYWORDS,
+     "_args_probe(callable_or_None, tensors=(), scalars=(), **named) -> dict (for tests)."},
+    {NULL, NULL, 0, NULL},
+};
+
 int spy_worker_init(PyObject *module)
 {
     if (PyType_Ready(&SpyWorker_Type) || PyType_Ready(&SpyRun_Type))
@@ -1038,5 +1096,5 @@ int spy_worker_init(PyObject *module)
         Py_DECREF(&SpyRun_Type);
         return -1;
     }
-    return 0;
+    return PyModule_AddFunctions(module, module_functions);
 }
