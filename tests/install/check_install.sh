@@ -196,6 +196,7 @@ import sys
 prefix, build, src, work = sys.argv[1:5]
 import numpy as np
 import simpler
+import simpler._paths
 
 def under(path, root):
     path, root = os.path.realpath(path), os.path.realpath(root)
