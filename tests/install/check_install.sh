@@ -265,7 +265,7 @@ PY
     PYTHONPATH="$pysite" PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 LD_DEBUG=files LD_DEBUG_OUTPUT="$work/ld" \
     "$python" -P "$work/py/check.py" "$prefix" "$build" "$src" "$work/py" "$version"
   cat "$work/py.out"
-  [ "$(grep -c ': PASS$' "$work/py.out")" -eq 4 ] || fail "the Python check did not pass 4 runs"
+  [ "$(grep -c 'PASS$' "$work/py.out")" -eq 4 ] || fail "the Python check did not pass 4 runs"
   # Everything the interpreter dlopened that is simpler's is the prefix's;
   # nothing comes from either tree (numpy and the interpreter's own
   # extensions are the system's).
