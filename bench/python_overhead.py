@@ -156,9 +156,20 @@ def timer_cost(n=100000):
     return statistics.median(v)
 
 
+class Samples:
+    """One (graph, path)'s figures: every run's wall ns, each round's
+    median, and each block's calling-thread CPU ns per run (descheduling
+    does not count there, so it is the steadier figure on a loaded
+    machine; waiting for the chip counts the same on both paths)."""
+
+    def __init__(self):
+        self.wall, self.round_median, self.cpu = [], [], []
+
+
 def measure(simpler, np, runtime, callables, rounds, runs, quick):
-    """{(tasks, path): [ns per run]} over every round."""
+    """{(tasks, path): Samples} over every round."""
     samples = {}
+    cpu = time.thread_time_ns
     with simpler.Worker(runtime=runtime) as w:
         bufs = {t: np.zeros((t, ROW), dtype=np.float32) for t in callables}
         for t, c in callables.items():
@@ -170,9 +181,14 @@ def measure(simpler, np, runtime, callables, rounds, runs, quick):
             order = PATHS if r % 2 == 0 else PATHS[::-1]
             for t, c in callables.items():
                 for name, fn in order:
+                    c0 = cpu()
                     ns = fn(w, c, bufs[t], runs[t])
+                    c1 = cpu()
                     check_rows(bufs[t], t, f"{runtime} {t}-task {name} round {r + 1}")
-                    samples.setdefault((t, name), []).extend(ns)
+                    s = samples.setdefault((t, name), Samples())
+                    s.wall.extend(ns)
+                    s.round_median.append(statistics.median(ns))
+                    s.cpu.append((c1 - c0) / runs[t])
             if not quick:
                 log(f"  {runtime}: round {r + 1}/{rounds} done")
     return samples
@@ -180,39 +196,45 @@ def measure(simpler, np, runtime, callables, rounds, runs, quick):
 
 # ---- the table -------------------------------------------------------------
 
-def us(ns):
-    return f"{ns / 1000:.2f}"
-
-
-HEADER = ("| runtime | graph | path | runs | median µs/run | min µs/run | Python - C median µs | "
-          "Python - C min µs |\n|---|---|---|---:|---:|---:|---:|---:|")
+HEADER = ("| runtime | graph | path | runs | wall median µs | wall min µs | Python - C: median "
+          "µs | min µs | per-round median µs | thread CPU µs/run | Python - C CPU µs |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def table(runtime, samples):
-    lines = []
-    diffs = {}
+    """(table rows, {(tasks, path): differences}, per-task lines)."""
+    lines, diffs = [], {}
     for t in sorted({k[0] for k in samples}):
         c = samples[(t, "C")]
-        c_med, c_min = statistics.median(c), min(c)
+        c_med, c_min, c_cpu = statistics.median(c.wall), min(c.wall), statistics.median(c.cpu)
         for name, _ in PATHS:
-            v = samples[(t, name)]
-            med, lo = statistics.median(v), min(v)
+            s = samples[(t, name)]
+            med, lo, cpu = statistics.median(s.wall), min(s.wall), statistics.median(s.cpu)
             if name == "C":
-                d = ("", "")
+                d = ["", "", "", ""]
             else:
-                diffs[(t, name)] = (med - c_med, lo - c_min)
-                d = (f"**{(med - c_med) / 1000:+.2f}**", f"{(lo - c_min) / 1000:+.2f}")
+                per_round = statistics.median(p - q for p, q in zip(s.round_median,
+                                                                     c.round_median))
+                diffs[(t, name)] = dict(median=med - c_med, min=lo - c_min, round=per_round,
+                                        cpu=cpu - c_cpu)
+                d = [f"**{(med - c_med) / 1000:+.2f}**", f"{(lo - c_min) / 1000:+.2f}",
+                     f"{per_round / 1000:+.2f}", f"**{(cpu - c_cpu) / 1000:+.2f}**"]
             graph = "empty, 1 task" if t == 1 else f"{t} tasks"
-            lines.append(f"| {runtime} | {graph} | {name} | {len(v)} | {us(med)} | {us(lo)} | "
-                         f"{d[0]} | {d[1]} |")
+            lines.append(f"| {runtime} | {graph} | {name} | {len(s.wall)} | {us(med)} | {us(lo)} | "
+                         f"{d[0]} | {d[1]} | {d[2]} | {us(cpu)} | {d[3]} |")
     per_task = []
     for name, _ in PATHS[1:]:
         if (1, name) in diffs and (BIG, name) in diffs:
-            pm = (diffs[(BIG, name)][0] - diffs[(1, name)][0]) / (BIG - 1)
-            pl = (diffs[(BIG, name)][1] - diffs[(1, name)][1]) / (BIG - 1)
-            per_task.append(f"{runtime} {name}: per-task difference ((1000-task diff - 1-task "
-                            f"diff) / 999) {pm:+.2f} ns median, {pl:+.2f} ns min")
-    return "\n".join(lines), diffs, per_task
+            big, one = diffs[(BIG, name)], diffs[(1, name)]
+            f = {k: (big[k] - one[k]) / (BIG - 1) for k in big}
+            per_task.append(f"{runtime} {name}: per task ((1000-task diff - 1-task diff) / 999): "
+                            f"wall median {f['median']:+.2f} ns, min {f['min']:+.2f} ns, "
+                            f"per-round {f['round']:+.2f} ns, thread CPU {f['cpu']:+.2f} ns")
+    return lines, diffs, per_task
+
+
+def us(ns):
+    return f"{ns / 1000:.2f}"
 
 
 def main():
@@ -251,7 +273,7 @@ def main():
     pp_after = pingpong(pp_bin, 100000)
 
     if a.quick:
-        n = sum(len(v) for s in results.values() for v in s.values())
+        n = sum(len(v.wall) for s in results.values() for v in s.values())
         log(f"python_overhead --quick: {n} runs, every result correct (timings not looked at)")
         return 0
     print()
@@ -263,8 +285,8 @@ def main():
     print(HEADER)
     notes = []
     for rt in runtimes:
-        text, _, per_task = table(rt, results[rt])
-        print(text)
+        rows, _, per_task = table(rt, results[rt])
+        print("\n".join(rows))
         notes += per_task
     print()
     for n in notes:
