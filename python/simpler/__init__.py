@@ -1,7 +1,52 @@
 """simpler: build and run task graphs on a simulated accelerator chip from Python.
 
-Placeholder until the package's owner fills it in (docs/USAGE.md "Python").
+The types are C (the extension simpler._simpler, over libsimpler's public
+API); this package names them, defines the exceptions (simpler.errors) and
+builds callables from C sources (simpler.build). docs/USAGE.md "Python".
 """
-from . import _simpler  # noqa: F401
+from . import _simpler
+from . import errors
+from .errors import (  # noqa: F401
+    ArgumentError, CallableError, CompileError, DeadlockError, DeviceError, DeviceMemoryError,
+    Error, KernelError, ModuleError, OrchestrationError, StateError, TimeoutError,
+)
+from .errors import *  # noqa: F401,F403 (one class per status: KernelFaultError, ...)
 
 __version__ = _simpler.VERSION
+ABI_VERSION = _simpler.ABI_VERSION
+DTYPES = _simpler.DTYPES
+IN = _simpler.IN
+OUT = _simpler.OUT
+INOUT = _simpler.INOUT
+OUT_EXISTING = _simpler.OUT_EXISTING
+NO_DEP = _simpler.NO_DEP
+TRACE_OFF = _simpler.TRACE_OFF
+TRACE_TASKS = _simpler.TRACE_TASKS
+TRACE_SCHED = _simpler.TRACE_SCHED
+TRACE_SUBMITS = _simpler.TRACE_SUBMITS
+statuses = _simpler.statuses
+status_name = _simpler.status_name
+status_hint = _simpler.status_hint
+
+# callables and traces (python/src/callable.c, trace.c)
+Callable = _simpler.Callable
+ArgSpec = _simpler.ArgSpec
+KernelInfo = _simpler.KernelInfo
+pack = _simpler.pack
+kernels_header = _simpler.kernels_header
+Trace = _simpler.Trace
+
+# arguments, configuration, running (python/src/config.c, worker.c)
+Worker = getattr(_simpler, "Worker", None)
+Run = getattr(_simpler, "Run", None)
+CallConfig = getattr(_simpler, "CallConfig", None)
+RunStats = getattr(_simpler, "RunStats", None)
+RunResult = getattr(_simpler, "RunResult", None)
+Arg = getattr(_simpler, "Arg", None)
+In = getattr(_simpler, "In", None)
+Out = getattr(_simpler, "Out", None)
+InOut = getattr(_simpler, "InOut", None)
+OutExisting = getattr(_simpler, "OutExisting", None)
+NoDep = getattr(_simpler, "NoDep", None)
+
+from .build import build_callable, example, examples_dir, include_dir  # noqa: E402,F401
