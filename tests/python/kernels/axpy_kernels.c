@@ -3,8 +3,8 @@
  *   axpy_add    y = y + t + bias          (scalar 2: f32 bits) */
 #include <string.h>
 
-#include "simpler/kernel.h"
 #include "axpy_common.h"
+#include "simpler/kernel.h"
 
 static float f32_of(uint64_t bits)
 {

@@ -3,9 +3,9 @@
  * data edge. Kernels and arguments are named by axpy_kernels.h, which
  * build_callable generates; axpy_common.h is an #include'd header the
  * cache tests edit. Signature: x:in:f32[n],y:inout:f32[n],alpha:scalar:f32 */
-#include "simpler/orchestration.h"
 #include "axpy_common.h"
 #include "axpy_kernels.h"
+#include "simpler/orchestration.h"
 
 SP_ORCHESTRATION(orchestration)
 {

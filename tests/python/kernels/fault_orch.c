@@ -3,8 +3,8 @@
  * non-zero, dereferences a bad pointer (a kernel crash the runtime reports
  * as SP_EKERNEL_FAULT naming the task and the kernel).
  * Signature: x:in:i64[n],out:out_existing:i64[n],crash:scalar */
-#include "simpler/orchestration.h"
 #include "fault_kernels.h"
+#include "simpler/orchestration.h"
 
 SP_ORCHESTRATION(orchestration)
 {
