@@ -132,11 +132,15 @@ static int tensor_from(fill_ctx *f, uint32_t i, PyObject *obj, int dir, int dtyp
         src = converted;
     }
     Py_buffer *v = &a->views[i];
-    int flags = PyBUF_STRIDES | PyBUF_FORMAT | (writes(dir) ? PyBUF_WRITABLE : 0);
+    /* numpy.from_dlpack marks every array it makes read-only (DLPack before
+     * 1.0 has no read-only flag), so the producer's memory is written as the
+     * producer handed it out; a buffer of our own must say it is writable. */
+    int need_writable = writes(dir) && !converted;
+    int flags = PyBUF_STRIDES | PyBUF_FORMAT | (need_writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(src, v, flags)) {
         PyErr_Clear();
         /* Tell a read-only buffer from one that is no tensor at all. */
-        if (writes(dir) && PyObject_GetBuffer(src, v, PyBUF_STRIDES | PyBUF_FORMAT) == 0) {
+        if (need_writable && PyObject_GetBuffer(src, v, PyBUF_STRIDES | PyBUF_FORMAT) == 0) {
             PyBuffer_Release(v);
             spy_raisef(SP_EINVAL, "%s is read-only; an output (dir %d) needs a writable buffer",
                        label(f, i, 0, lb, sizeof lb), dir);

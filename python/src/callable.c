@@ -559,41 +559,56 @@ static int kernel_specs(PyObject *seq, int full, sp_callable_kernel_spec *specs,
     return 0;
 }
 
-static void kernel_holds_release(kernel_hold *holds, Py_ssize_t n)
+/* The `kernels` argument converted: the items (a fast sequence), their
+ * specs and what keeps the specs' strings and bytes alive. */
+typedef struct kernel_table {
+    PyObject *seq;
+    sp_callable_kernel_spec *specs;
+    kernel_hold *holds;
+    Py_ssize_t n;
+} kernel_table;
+
+static void kernel_table_release(kernel_table *t)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_XDECREF(holds[i].path);
-        if (holds[i].have_bytes)
-            PyBuffer_Release(&holds[i].bytes);
+    for (Py_ssize_t i = 0; t->holds && i < t->n; i++) {
+        Py_XDECREF(t->holds[i].path);
+        if (t->holds[i].have_bytes)
+            PyBuffer_Release(&t->holds[i].bytes);
     }
+    PyMem_Free(t->specs);
+    PyMem_Free(t->holds);
+    Py_XDECREF(t->seq);
+    memset(t, 0, sizeof *t);
 }
 
-/* The `kernels` argument as a fast sequence with its specs and holds
- * allocated (zeroed). NULL with an exception set. */
-static PyObject *kernel_seq(PyObject *kernels, sp_callable_kernel_spec **specs, kernel_hold **holds,
-                            Py_ssize_t *n)
+/* Convert `kernels` (NULL: none) into `t`, with binaries (`full`, pack)
+ * or without (the header). 0, or -1 with an exception set and nothing held. */
+static int kernel_table_fill(kernel_table *t, PyObject *kernels, int full)
 {
-    PyObject *seq = PySequence_Fast(kernels, "kernels must be a sequence of tuples");
-    if (!seq)
-        return NULL;
-    /* Each item as a tuple: PySequence_Fast_GET_ITEM needs a list or tuple. */
-    *n = PySequence_Fast_GET_SIZE(seq);
-    if ((size_t)*n > SP_CALLABLE_MAX_KERNELS) {
-        Py_DECREF(seq);
-        spy_raisef(SP_EINVAL, "%zd kernels: a callable holds at most %u", *n,
+    memset(t, 0, sizeof *t);
+    if (!kernels)
+        return 0;
+    if (!(t->seq = PySequence_Fast(kernels, "kernels must be a sequence of tuples")))
+        return -1;
+    t->n = PySequence_Fast_GET_SIZE(t->seq);
+    if ((size_t)t->n > SP_CALLABLE_MAX_KERNELS) {
+        spy_raisef(SP_EINVAL, "%zd kernels: a callable holds at most %u", t->n,
                    SP_CALLABLE_MAX_KERNELS);
-        return NULL;
+        kernel_table_release(t);
+        return -1;
     }
-    *specs = PyMem_Calloc(*n ? (size_t)*n : 1, sizeof **specs);
-    *holds = PyMem_Calloc(*n ? (size_t)*n : 1, sizeof **holds);
-    if (!*specs || !*holds) {
-        PyMem_Free(*specs);
-        PyMem_Free(*holds);
-        Py_DECREF(seq);
+    t->specs = PyMem_Calloc(t->n ? (size_t)t->n : 1, sizeof *t->specs);
+    t->holds = PyMem_Calloc(t->n ? (size_t)t->n : 1, sizeof *t->holds);
+    if (!t->specs || !t->holds) {
         PyErr_NoMemory();
-        return NULL;
+        kernel_table_release(t);
+        return -1;
     }
-    return seq;
+    if (kernel_specs(t->seq, full, t->specs, t->holds, t->n)) {
+        kernel_table_release(t);
+        return -1;
+    }
+    return 0;
 }
 
 static PyObject *py_pack(PyObject *self, PyObject *args, PyObject *kwds)
@@ -609,10 +624,8 @@ static PyObject *py_pack(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *orch_path = NULL;
     Py_buffer orch_buf;
     int orch_bytes = 0;
-    PyObject *empty = NULL, *seq = NULL, *result = NULL;
-    sp_callable_kernel_spec *specs = NULL;
-    kernel_hold *holds = NULL;
-    Py_ssize_t n = 0;
+    PyObject *result = NULL;
+    kernel_table kt = {0};
     if (!(spec.orch_config = optional_str(config, "config")) && PyErr_Occurred())
         return NULL;
     if (!(spec.orch_args = optional_str(signature, "signature")) && PyErr_Occurred())
@@ -625,14 +638,10 @@ static PyObject *py_pack(PyObject *self, PyObject *args, PyObject *kwds)
     } else {
         spec.orch_path = PyBytes_AS_STRING(orch_path);
     }
-    if (!kernels)
-        kernels = empty = PyTuple_New(0);
-    if (!kernels || !(seq = kernel_seq(kernels, &specs, &holds, &n)))
+    if (kernel_table_fill(&kt, kernels, 1))
         goto done;
-    if (kernel_specs(seq, 1, specs, holds, n))
-        goto done;
-    spec.kernels = specs;
-    spec.kernel_count = (uint32_t)n;
+    spec.kernels = kt.specs;
+    spec.kernel_count = (uint32_t)kt.n;
     void *blob = NULL;
     size_t size = 0;
     char err[512] = "";
@@ -646,12 +655,7 @@ static PyObject *py_pack(PyObject *self, PyObject *args, PyObject *kwds)
     result = callable_from_bytes(&SpyCallable_Type, blob, size);
     free(blob);
 done:
-    if (holds)
-        kernel_holds_release(holds, n);
-    PyMem_Free(specs);
-    PyMem_Free(holds);
-    Py_XDECREF(seq);
-    Py_XDECREF(empty);
+    kernel_table_release(&kt);
     Py_XDECREF(orch_path);
     if (orch_bytes)
         PyBuffer_Release(&orch_buf);
@@ -668,20 +672,14 @@ static PyObject *py_kernels_header(PyObject *self, PyObject *args, PyObject *kwd
                                      &signature, &name))
         return NULL;
     sp_callable_spec spec = {0};
-    PyObject *empty = NULL, *seq = NULL, *result = NULL;
-    sp_callable_kernel_spec *specs = NULL;
-    kernel_hold *holds = NULL;
-    Py_ssize_t n = 0;
+    PyObject *result = NULL;
+    kernel_table kt = {0};
     if (!(spec.orch_args = optional_str(signature, "signature")) && PyErr_Occurred())
         return NULL;
-    if (!kernels)
-        kernels = empty = PyTuple_New(0);
-    if (!kernels || !(seq = kernel_seq(kernels, &specs, &holds, &n)))
+    if (kernel_table_fill(&kt, kernels, 0))
         goto done;
-    if (kernel_specs(seq, 0, specs, holds, n))
-        goto done;
-    spec.kernels = specs;
-    spec.kernel_count = (uint32_t)n;
+    spec.kernels = kt.specs;
+    spec.kernel_count = (uint32_t)kt.n;
     char *text = NULL;
     size_t len = 0;
     char err[512] = "";
@@ -693,12 +691,7 @@ static PyObject *py_kernels_header(PyObject *self, PyObject *args, PyObject *kwd
     result = PyUnicode_FromStringAndSize(text, (Py_ssize_t)len);
     free(text);
 done:
-    if (holds)
-        kernel_holds_release(holds, n);
-    PyMem_Free(specs);
-    PyMem_Free(holds);
-    Py_XDECREF(seq);
-    Py_XDECREF(empty);
+    kernel_table_release(&kt);
     return result;
 }
 

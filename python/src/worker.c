@@ -559,11 +559,8 @@ static PyObject *worker_run(SpyWorker *self, PyObject *const *args, Py_ssize_t n
     char err[SPY_ERR_LEN];
     int rc;
     PyObject *trace = NULL;
-    sp_run_trace snap;
+    sp_run_trace snap = {0}; /* level 0: not traced */
     int snap_rc = 0;
-    snap.level = 0;
-    snap.records = NULL;
-    snap.edges = NULL;
     Py_BEGIN_ALLOW_THREADS;
     pthread_mutex_lock(&self->lock);
     rc = self->w ? sp_worker_run(self->w, id, &a->args, cfg, &st) : SP_ESTATE;
@@ -892,11 +889,8 @@ static PyObject *run_finish(SpyRun *r, uint64_t timeout_ms, int *timed_out)
     char err[SPY_ERR_LEN];
     int rc;
     PyObject *trace = NULL;
-    sp_run_trace snap;
+    sp_run_trace snap = {0}; /* level 0: not traced */
     int snap_rc = 0;
-    snap.level = 0;
-    snap.records = NULL;
-    snap.edges = NULL;
     Py_BEGIN_ALLOW_THREADS;
     pthread_mutex_lock(&W->lock);
     if (!W->w || !r->submitted)

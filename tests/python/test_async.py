@@ -8,23 +8,9 @@ import numpy as np
 import pytest
 
 import simpler
+from conftest import vector_golden
 
 RUNTIMES = ("hbg", "tmr")
-
-
-def vector_golden(a, b):
-    c = a + b
-    return (c + 1) * (c + 2) + c
-
-
-@pytest.fixture(scope="module")
-def vec():
-    return simpler.example("vector_example")
-
-
-@pytest.fixture(scope="module")
-def chain():
-    return simpler.example("dummy_chain")
 
 
 def chain_args(stamps):

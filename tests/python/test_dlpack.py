@@ -34,14 +34,7 @@ class DLPackOnly:
 
 # An output through DLPack: numpy 1.24's from_dlpack marks every array it
 # imports read-only (DLPack before 1.0 cannot say whether the producer
-# allows writes), so python/src/args.c, converting with numpy.from_dlpack,
-# refuses it as an output ("argument 'f' is read-only"). Expected to fail
-# until args.c takes a DLPack output's buffer without PyBUF_WRITABLE (the
-# producer's memory is what it handed out) or reads the DLTensor itself;
-# strict, so the day it passes this mark must go.
-DLPACK_OUTPUT = pytest.mark.xfail(
-    strict=True, raises=simpler.ArgumentError,
-    reason="args.c refuses numpy.from_dlpack's read-only array as an output")
+# allows writes); args.c writes the producer's memory as it was handed out.
 
 
 def golden(a, b):
@@ -53,11 +46,6 @@ def inputs(seed):
     rng = np.random.default_rng(seed)
     return (rng.standard_normal(N).astype(np.float32),
             rng.standard_normal(N).astype(np.float32))
-
-
-@pytest.fixture(scope="module")
-def vec():
-    return simpler.example("vector_example")
 
 
 @pytest.fixture(scope="module", params=RUNTIMES)
@@ -81,7 +69,6 @@ def test_dlpack_inputs(worker, vec):
     assert r.outputs["f"] is f
 
 
-@DLPACK_OUTPUT
 def test_dlpack_output_written_in_place(worker, vec):
     a, b = inputs(2)
     f = np.zeros(N, dtype=np.float32)
@@ -97,7 +84,6 @@ def test_dlpack_output_written_in_place(worker, vec):
     assert np.shares_memory(np.from_dlpack(r.outputs["f"]), f)
 
 
-@DLPACK_OUTPUT
 def test_dlpack_everywhere_named(worker, vec):
     a, b = inputs(3)
     f = np.zeros(N, dtype=np.float32)
