@@ -19,7 +19,9 @@
 #include "simpler/trace.h"
 #include "simpler/types.h"
 
-#define SP_PIPELINE_ABI_VERSION 5u /* 5: simpler_init takes settings; simpler_device_info */
+/* 5: simpler_init takes settings; simpler_device_info. 6: graph replay
+ * (sp_run_stats.replay, simpler_forget_graph, simpler_graph_cache_info). */
+#define SP_PIPELINE_ABI_VERSION 6u
 #define SP_PIPELINE_MAX_RESOURCES 8u
 
 typedef enum sp_resource_kind {
@@ -73,8 +75,27 @@ typedef struct sp_run_stats {
     uint64_t image_bytes;
     uint64_t orch_ns;           /* tmr: launch to the orchestration's return */
     uint64_t first_complete_ns; /* tmr: launch to the first task's completion */
-    uint64_t reserved[2];
+    uint32_t replay;            /* SP_RUN_FRESH / SP_RUN_RECORDED / SP_RUN_REPLAYED */
+    uint32_t skipped;           /* predicated tasks retired without running */
+    uint64_t patch_bytes;       /* replayed: bytes uploaded for the patch (hbg) or stream (tmr) */
 } sp_run_stats;
+
+/* sp_run_stats.replay. */
+#define SP_RUN_FRESH 0    /* the orchestration ran; nothing was kept */
+#define SP_RUN_RECORDED 1 /* the orchestration ran and its graph was kept */
+#define SP_RUN_REPLAYED 2 /* a recorded graph was replayed: no orchestration, no derivation */
+
+/* A context's recorded graphs (simpler_graph_cache_info). */
+typedef struct sp_graph_cache_info {
+    uint32_t count;      /* graphs kept now */
+    uint32_t max_count;  /* the bound (settings.graph_cache_count) */
+    uint64_t bytes;      /* host bytes they hold */
+    uint64_t max_bytes;  /* the bound (settings.graph_cache_bytes) */
+    uint64_t recorded;   /* runs that recorded a graph, since the context began */
+    uint64_t replayed;   /* runs that replayed one */
+    uint64_t evicted;    /* graphs dropped for the bound */
+    uint64_t rerecorded; /* replays refused because a control value read changed */
+} sp_graph_cache_info;
 
 /* What one pipeline slot and one arena bank hold now (simpler_probe_storage):
  * device addresses, 0 where nothing is allocated. Lets a test check that
@@ -136,6 +157,11 @@ typedef int (*simpler_run_trace_fn)(void *ctx, void *run, sp_run_trace *io);
 /* What the context's device is (platform, geometry, memory); SP_ESTATE
  * before simpler_init. */
 typedef int (*simpler_device_info_fn)(void *ctx, sp_device_info *out);
+/* Drop the recorded graph that a run of `callable_id` on `args` would
+ * replay (args NULL: every graph of the callable). 0 (also when none was
+ * kept) or a status; a graph a prepared run uses is freed at its finalize. */
+typedef int (*simpler_forget_graph_fn)(void *ctx, uint32_t callable_id, const sp_args *args);
+typedef int (*simpler_graph_cache_info_fn)(void *ctx, sp_graph_cache_info *out);
 
 /* The list of mandatory symbols: X(name). */
 #define SP_MODULE_SYMBOLS(X)                                                                       \
@@ -162,6 +188,8 @@ typedef int (*simpler_device_info_fn)(void *ctx, sp_device_info *out);
     X(simpler_run_stats)                                                                           \
     X(simpler_probe_storage)                                                                       \
     X(simpler_run_trace)                                                                           \
-    X(simpler_device_info)
+    X(simpler_device_info)                                                                         \
+    X(simpler_forget_graph)                                                                        \
+    X(simpler_graph_cache_info)
 
 #endif

@@ -19,7 +19,10 @@
 #include "simpler/tensor.h"
 #include "simpler/types.h"
 
-#define SP_ORCH_ABI_VERSION 1
+/* 2: sp_task carries scalar sources and a predicate; sp_orch_ops gains
+ * submit_graph; sp_orch_config gains the replay fields. Configs of ABI 1
+ * are still accepted (no replay declarations: every scalar shapes). */
+#define SP_ORCH_ABI_VERSION 2
 
 /* What a task runs on. MIX runs its lanes together on one cluster. */
 typedef enum sp_task_shape {
@@ -38,6 +41,25 @@ enum { SP_LANE_AIC = 0, SP_LANE_AIV0 = 1, SP_LANE_AIV1 = 2, SP_LANES = 3 };
  * only the explicit dependencies given with sp_task_dep. */
 typedef enum sp_scope_mode { SP_SCOPE_AUTO = 0, SP_SCOPE_MANUAL = 1 } sp_scope_mode;
 
+/* A predicate on one element of an integer tensor (sp_task_predicate): the
+ * task runs only if `element OP value` holds when it is ready. */
+typedef enum sp_pred_op {
+    SP_PRED_NONE = 0, /* no predicate: the task always runs */
+    SP_PRED_EQ = 1,
+    SP_PRED_NE = 2,
+    SP_PRED_LT = 3,
+    SP_PRED_LE = 4,
+    SP_PRED_GT = 5,
+    SP_PRED_GE = 6,
+} sp_pred_op;
+
+/* Where a task scalar comes from, for replay (sp_task.scalar_src): a
+ * literal, or a scalar of the run's arguments / of a graph task's
+ * arguments, which a replay or a graph instance substitutes. */
+#define SP_SCALAR_LITERAL 0
+#define SP_SCALAR_RUN(i) (0x100 | (i))   /* args->scalars[i] of the run, i < 128 */
+#define SP_SCALAR_GRAPH(i) (0x200 | (i)) /* a->scalars[i] of the graph task, i < 16 */
+
 /* One task to submit: built on the stack with the sp_task_* helpers. */
 typedef struct sp_task {
     uint8_t shape;
@@ -45,16 +67,47 @@ typedef struct sp_task {
     uint8_t scalar_count;
     uint8_t dep_count;
     uint8_t overflow; /* an sp_task_* helper ran past a limit: submit fails */
-    uint8_t pad[3];
+    /* SP_ORCH_ABI_VERSION the task was made with (sp_task_make): below 2
+     * (an orchestration built before them) the fields after `deps` do not
+     * exist and the runtime reads none of them. */
+    uint8_t abi;
+    uint8_t pad[2];
     uint32_t block_num;
     int32_t func_id[SP_LANES];
     uint8_t dirs[SP_MAX_TASK_TENSORS];
     sp_tensor *tensors[SP_MAX_TASK_TENSORS];
     uint64_t scalars[SP_MAX_TASK_SCALARS];
     int64_t deps[SP_MAX_EXPLICIT_DEPS];
+    /* Per scalar, where its value comes from (SP_SCALAR_*): read up to
+     * scalar_count. A recorded graph patches RUN and GRAPH scalars. */
+    uint16_t scalar_src[SP_MAX_TASK_SCALARS];
+    /* The predicate (sp_task_predicate): pred_op SP_PRED_NONE for none. */
+    uint8_t pred_op;
+    uint8_t pred_pad[7];
+    int64_t pred_index; /* element, row-major over pred_tensor's view */
+    int64_t pred_value; /* compared as int64 against the element */
+    sp_tensor *pred_tensor;
 } sp_task;
 
 typedef struct sp_orch sp_orch;
+
+/* The arguments of a graph task (sp_submit_graph): its boundary. The
+ * tensors are views the sub-DAG's tasks use (or views of them); the
+ * scalars reach its tasks through sp_task_graph_scalar. */
+#define SP_MAX_GRAPH_TENSORS 32
+#define SP_MAX_GRAPH_SCALARS 16
+typedef struct sp_graph_args {
+    uint32_t tensor_count;
+    uint32_t scalar_count;
+    sp_tensor tensors[SP_MAX_GRAPH_TENSORS];
+    uint64_t scalars[SP_MAX_GRAPH_SCALARS];
+    uint16_t scalar_src[SP_MAX_GRAPH_SCALARS]; /* SP_SCALAR_*: a run scalar passed on */
+} sp_graph_args;
+
+/* The body of a graph task: submits the sub-DAG over `a`. Called once per
+ * key (and geometry) and recorded; it must depend on nothing but `a` and
+ * the key (no globals, no captured state: later instances do not call it). */
+typedef void (*sp_graph_fn)(sp_orch *o, const sp_graph_args *a);
 
 typedef struct sp_orch_ops {
     uint32_t abi_version;
@@ -73,6 +126,10 @@ typedef struct sp_orch_ops {
     void (*fatal)(sp_orch *o, int status, const char *msg);
     /* First error recorded so far (0 if none): lets a program stop early. */
     int (*error)(sp_orch *o);
+    /* Instantiate the sub-DAG `fn` submits over `a`, recorded the first
+     * time `key` is seen with a's geometry (ABI 2). Returns the number of
+     * tasks it submitted (>= 0) or a negative status. */
+    int64_t (*submit_graph)(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key);
 } sp_orch_ops;
 
 struct sp_orch {
@@ -84,8 +141,17 @@ typedef struct sp_orch_config {
     uint32_t abi_version;
     uint32_t tensor_count; /* tensors the entry reads from args */
     uint32_t scalar_count; /* scalars the entry reads from args */
-    uint32_t reserved;
+    uint32_t replay;       /* SP_ORCH_REPLAY_* (ABI 2) */
+    /* With SP_ORCH_REPLAY_DECLARED: bit i (of word i / 64) set = run scalar
+     * i shapes the graph (part of the replay key); the others are data,
+     * which reach tasks only through sp_task_scalar_arg and are patched
+     * on replay. Without it every scalar shapes the graph. */
+    uint64_t shaping_scalars[2];
 } sp_orch_config;
+
+/* sp_orch_config.replay. */
+#define SP_ORCH_REPLAY_DECLARED 0x1u /* shaping_scalars says which scalars shape */
+#define SP_ORCH_REPLAY_NEVER 0x2u    /* never keep this orchestration's graph */
 
 #define SP_ORCH_EXPORT __attribute__((visibility("default")))
 /* Define an orchestration entry: SP_ORCHESTRATION(my_entry) { ... } */
@@ -107,9 +173,12 @@ static inline sp_task sp_task_make(sp_task_shape shape)
     sp_task t;
     t.shape = (uint8_t)shape;
     t.tensor_count = t.scalar_count = t.dep_count = t.overflow = 0;
-    t.pad[0] = t.pad[1] = t.pad[2] = 0;
+    t.abi = SP_ORCH_ABI_VERSION;
+    t.pad[0] = t.pad[1] = 0;
     t.block_num = 1;
     t.func_id[0] = t.func_id[1] = t.func_id[2] = SP_FUNC_NONE;
+    t.pred_op = SP_PRED_NONE;
+    t.pred_tensor = NULL;
     return t;
 }
 /* A task running kernel `func_id` on one AIC core. */
@@ -165,7 +234,47 @@ static inline void sp_task_scalar(sp_task *t, uint64_t v)
         t->overflow = 1;
         return;
     }
+    t->scalar_src[t->scalar_count] = SP_SCALAR_LITERAL;
     t->scalars[t->scalar_count++] = v;
+}
+/* Add run scalar `i` (args->scalars[i]) as a scalar argument, marked as
+ * coming from the run: a replay of the recorded graph substitutes the new
+ * run's value. Scalars a config declares data must reach tasks this way. */
+static inline void sp_task_scalar_arg(sp_task *t, const sp_args *args, uint32_t i)
+{
+    if (i >= args->scalar_count || i >= SP_MAX_RUN_SCALARS) {
+        t->overflow = 1;
+        return;
+    }
+    sp_task_scalar(t, args->scalars[i]);
+    if (t->scalar_count && !t->overflow)
+        t->scalar_src[t->scalar_count - 1] = (uint16_t)SP_SCALAR_RUN(i);
+}
+/* Add graph-task scalar `i` (a->scalars[i]): later instances of the graph
+ * substitute their own value (a run scalar passed on stays marked). */
+static inline void sp_task_graph_scalar(sp_task *t, const sp_graph_args *a, uint32_t i)
+{
+    if (i >= a->scalar_count || i >= SP_MAX_GRAPH_SCALARS) {
+        t->overflow = 1;
+        return;
+    }
+    sp_task_scalar(t, a->scalars[i]);
+    if (t->scalar_count && !t->overflow)
+        t->scalar_src[t->scalar_count - 1] = (uint16_t)SP_SCALAR_GRAPH(i);
+}
+/* Run the task only if element `index` of the integer tensor `x` (written
+ * by an earlier task, or staged) compares `op` against `value` when the
+ * task is ready; otherwise it is retired without running, its consumers
+ * are released and its outputs keep their contents (so its written
+ * tensors must be SP_OUT_EXISTING or SP_INOUT). The element is read as a
+ * dependency: the task waits for x's writers. */
+static inline void sp_task_predicate(sp_task *t, sp_tensor *x, int64_t index, sp_pred_op op,
+                                     int64_t value)
+{
+    t->pred_op = (uint8_t)op;
+    t->pred_tensor = x;
+    t->pred_index = index;
+    t->pred_value = value;
 }
 /* Add an f32 scalar argument (its bits in the low half of the u64). */
 static inline void sp_task_scalar_f32(sp_task *t, float v)
@@ -214,6 +323,47 @@ static inline int64_t sp_submit_dummy(sp_orch *o, const int64_t *deps, int n)
     for (int i = 0; i < n; i++)
         sp_task_dep(&t, deps[i]);
     return o->ops->submit(o, &t);
+}
+/* A graph task: the first call with `key` (and a's geometry: counts,
+ * dtypes, shapes, strides) calls `fn` and records the sub-DAG it submits;
+ * later calls instantiate the record with a's tensors and scalars
+ * substituted, without calling fn or deriving its inner dependencies. Its
+ * edges to the rest of the graph are those one-by-one submission would
+ * give. Returns the number of tasks submitted, or a negative status. */
+static inline int64_t sp_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a,
+                                      uint64_t key)
+{
+    return o->ops->submit_graph(o, fn, a, key);
+}
+/* Empty graph-task arguments. */
+static inline void sp_graph_args_init(sp_graph_args *a)
+{
+    a->tensor_count = a->scalar_count = 0;
+}
+/* Add a boundary tensor; past SP_MAX_GRAPH_TENSORS the submit fails. */
+static inline void sp_graph_arg(sp_graph_args *a, const sp_tensor *x)
+{
+    if (a->tensor_count < SP_MAX_GRAPH_TENSORS)
+        a->tensors[a->tensor_count] = *x;
+    a->tensor_count++;
+}
+/* Add a literal scalar (part of what later instances substitute). */
+static inline void sp_graph_scalar(sp_graph_args *a, uint64_t v)
+{
+    if (a->scalar_count < SP_MAX_GRAPH_SCALARS) {
+        a->scalars[a->scalar_count] = v;
+        a->scalar_src[a->scalar_count] = SP_SCALAR_LITERAL;
+    }
+    a->scalar_count++;
+}
+/* Pass run scalar `i` on (a replay substitutes the new run's value). */
+static inline void sp_graph_scalar_arg(sp_graph_args *a, const sp_args *args, uint32_t i)
+{
+    uint64_t v = i < args->scalar_count ? args->scalars[i] : 0;
+    uint32_t at = a->scalar_count;
+    sp_graph_scalar(a, v);
+    if (at < SP_MAX_GRAPH_SCALARS)
+        a->scalar_src[at] = i < args->scalar_count ? (uint16_t)SP_SCALAR_RUN(i) : 0xffff;
 }
 /* Allocate a runtime-owned tensor for `t`'s dtype and shape; 0 or a status. */
 static inline int sp_alloc_tensor(sp_orch *o, sp_tensor *t)

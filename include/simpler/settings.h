@@ -30,8 +30,9 @@ typedef struct sp_settings {
     uint64_t kernel_timeout_ms; /* a run's default kernel timeout, 1..604800000; 0: 30 000 */
     uint64_t orch_timeout_ms;   /* the default orchestration timeout; 0: the runtime's default */
     uint32_t pipeline_depth;    /* runs in flight at once, 1..2; 0: what the module allows */
-    uint32_t reserved;          /* 0 */
+    uint32_t graph_cache_count; /* recorded graphs a worker keeps, LRU; 0: 16 */
     uint64_t memory_bytes;      /* device memory; 0: 1 GiB */
+    uint64_t graph_cache_bytes; /* host bytes those graphs may hold; 0: 256 MiB */
     sp_sim_settings sim;
 } sp_settings;
 

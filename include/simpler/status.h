@@ -73,7 +73,13 @@
     X(SP_EORCH_THREAD, -48,                                                                        \
       "sp_orch was called from a thread other than the entry's; submit from that thread only")     \
     X(SP_EARG_SIGNATURE, -49,                                                                      \
-      "run arguments do not match the callable's declared signature; see the argument named")
+      "run arguments do not match the callable's declared signature; see the argument named")      \
+    X(SP_EREPLAY_MISS, -50,                                                                        \
+      "replay-only run but no graph is recorded for this key; run once with SP_CALL_REPLAY_AUTO")  \
+    X(SP_EPREDICATE, -51,                                                                          \
+      "task predicate invalid: tensor, element, dtype, op or an OUT the skip would leave unset")   \
+    X(SP_EGRAPH_TASK, -52,                                                                         \
+      "graph task invalid: boundary, key or body; see the message for the argument or task")
 
 typedef enum sp_status {
 #define SP_STATUS_ENUM(name, value, hint) name = value,

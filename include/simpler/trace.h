@@ -24,6 +24,7 @@ enum {
     SP_TRACE_SCHED_PASS = 3, /* a scheduler pass that did something: [dispatch_ns, end_ns] */
     SP_TRACE_SCHED_IDLE = 4, /* a scheduler waiting for the chip event */
     SP_TRACE_SUBMIT = 5,     /* the orchestrator's submit of `task` */
+    SP_TRACE_SKIPPED = 6,    /* a predicated task retired without running (its predicate false) */
 };
 
 #define SP_TRACE_NO_CORE 0xffffu

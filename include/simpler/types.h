@@ -124,5 +124,17 @@ _Static_assert(sizeof(sp_call_config) == 80, "sp_call_config is an 80-byte POD")
  * in the environment turns it on; NO_CHECK keeps it off regardless. */
 #define SP_CALL_CHECK 0x1ull
 #define SP_CALL_NO_CHECK 0x2ull
+/* Graph replay (DESIGN §12), per call: neither bit = off (the
+ * orchestration runs and nothing is kept). AUTO: replay the graph recorded
+ * for this callable and graph key if there is one, else run the
+ * orchestration and record its graph. ONLY: replay, or fail with
+ * SP_EREPLAY_MISS when nothing is recorded for the key (nothing runs).
+ * The graph key: the callable, the argument geometry (counts, directions,
+ * dtypes, shapes, strides, offsets, buffer sizes), the scalars the
+ * orchestration declares graph-shaping (all, unless its config says), the
+ * values of the control-tensor elements it read, and the config fields
+ * that shape a graph (clusters, heap_bytes, task_window, check). */
+#define SP_CALL_REPLAY_AUTO 0x4ull
+#define SP_CALL_REPLAY_ONLY 0x8ull
 
 #endif

@@ -129,6 +129,18 @@ SP_EXPORT const sp_run_trace *sp_worker_last_trace(const sp_worker *w);
 SP_EXPORT int sp_worker_write_trace(sp_worker *w, int format, const char *path);
 /* sp_worker_write_trace into an open stream (sp_trace_write_file). */
 SP_EXPORT int sp_worker_write_trace_file(sp_worker *w, int format, FILE *f);
+/* ---- recorded graphs (sp_call_config.flags SP_CALL_REPLAY_*) -------------
+ * The worker keeps the graphs of runs made with SP_CALL_REPLAY_AUTO, at
+ * most settings.graph_cache_count of them in settings.graph_cache_bytes,
+ * least recently used dropped first. */
+
+/* Drop the graph a run of callable `id` on `args` would replay (args NULL:
+ * every graph of the callable). 0, also when none was kept. */
+SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args);
+/* What the worker keeps: counts, bytes, bounds, and how often it recorded,
+ * replayed, evicted and re-recorded. */
+SP_EXPORT int sp_worker_graph_cache_info(sp_worker *w, sp_graph_cache_info *out);
+
 /* Text of the last failure on this worker ("" if none). */
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w);
 /* The module's pipeline contract (valid while the worker is open). */

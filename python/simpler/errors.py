@@ -131,18 +131,19 @@ def _parse_kernel(message):
 # status of simpler/status.h but SP_OK (tests/python/test_errors.py checks).
 _CATEGORY = {
     ArgumentError: ("INVAL", "DTYPE", "SHAPE", "ARGCOUNT", "TASK_ARGS", "FUNC_ID",
-                    "ARG_SIGNATURE", "DEP"),
+                    "ARG_SIGNATURE", "DEP", "PREDICATE"),
     DeviceMemoryError: ("NOMEM", "DEVMEM", "BADPTR", "DOUBLEFREE", "BOUNDS", "MAPPED",
                         "HEAP_TOO_SMALL"),
     ModuleError: ("MODULE", "MODULE_SYMBOL", "ABI", "CONTRACT", "KERNEL_LOAD",
                   "KERNEL_ENTRY"),
     CallableError: ("BLOB", "CALLABLE"),
     KernelError: ("KERNEL_FAULT", "KERNEL_TIMEOUT", "KERNEL_OVERRUN"),
-    OrchestrationError: ("ORCH_FATAL", "ORCH_CRASH", "ORCH_THREAD", "SCOPE", "GRAPH_LIMIT"),
+    OrchestrationError: ("ORCH_FATAL", "ORCH_CRASH", "ORCH_THREAD", "SCOPE", "GRAPH_LIMIT",
+                         "GRAPH_TASK"),
     DeadlockError: ("SCOPE_DEADLOCK", "HEAP_DEADLOCK", "WINDOW_DEADLOCK", "CONTROL_WAIT",
                     "TENSOR_RETIRED"),
     TimeoutError: ("TIMEOUT",),
-    StateError: ("STATE", "STALE"),
+    StateError: ("STATE", "STALE", "REPLAY_MISS"),
     DeviceError: ("BUSY", "NOTSUP", "SYS", "GEOMETRY", "SLOT", "UNUSABLE", "LAUNCH",
                   "LAUNCH_PARTIAL", "STALL", "DUPLICATE"),
 }

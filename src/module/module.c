@@ -78,6 +78,11 @@ EXPORT int simpler_create_device_context(void **ctx_out)
     if (!c)
         return SP_ENOMEM;
     pthread_mutex_init(&c->lock, NULL);
+    if (rt_graph_cache_init(&c->graphs, 0, 0) != SP_OK) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return SP_ESYS;
+    }
     c->rt = mod_runtime();
     c->device_id = -1;
     c->pipeline_depth = c->rt->contract()->pipeline_depth;
@@ -96,6 +101,8 @@ EXPORT int simpler_finalize_device(void *ctx)
         return ctx_fail(c, SP_EBUSY, "device %d has %u run(s) prepared; finalize them first",
                         c->device_id, c->prepared_runs);
     for (int i = 0; i < SP_MODULE_MAX_CALLABLES; i++) {
+        if (c->callables[i])
+            rt_graph_cache_forget(&c->graphs, (uint32_t)i, NULL);
         rt_loaded_callable_unload(&c->reg_api, c->callables[i]);
         c->callables[i] = NULL;
     }
@@ -117,6 +124,7 @@ EXPORT int simpler_destroy_device_context(void *ctx)
     for (int s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)
         for (int b = 0; b < SP_HOST_SCRATCH_SLOT_BUFFERS; b++)
             free(c->scratch[s][b].ptr);
+    rt_graph_cache_destroy(&c->graphs);
     pthread_mutex_destroy(&c->lock);
     free(c);
     return SP_OK;
@@ -179,6 +187,11 @@ EXPORT int simpler_init(void *ctx, int device_id, const sp_call_config *prewarm,
     if (c->settings.pipeline_depth && c->settings.pipeline_depth < depth)
         depth = c->settings.pipeline_depth;
     c->pipeline_depth = depth;
+    /* The bounds of the recorded graphs (empty before a device is attached). */
+    c->graphs.max_count =
+        c->settings.graph_cache_count ? c->settings.graph_cache_count : RT_GRAPH_CACHE_COUNT;
+    c->graphs.max_bytes =
+        c->settings.graph_cache_bytes ? c->settings.graph_cache_bytes : RT_GRAPH_CACHE_BYTES;
     return SP_OK;
 }
 
@@ -299,8 +312,46 @@ EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
     if (c->prepared_runs)
         return ctx_fail(c, SP_EBUSY, "unregister_callable %u while %u run(s) are prepared", id,
                         c->prepared_runs);
+    rt_graph_cache_forget(&c->graphs, id, NULL);
     rt_loaded_callable_unload(&c->reg_api, c->callables[id]);
     c->callables[id] = NULL;
+    return SP_OK;
+}
+
+EXPORT int simpler_forget_graph(void *ctx, uint32_t callable_id, const sp_args *args)
+{
+    mod_ctx *c = ctx;
+    int rc = need_device(c);
+    if (rc)
+        return rc;
+    if (callable_id >= SP_MODULE_MAX_CALLABLES || !c->callables[callable_id])
+        return ctx_fail(c, SP_ECALLABLE, "forget_graph: no callable %u", callable_id);
+    if (!args) {
+        rt_graph_cache_forget(&c->graphs, callable_id, NULL);
+        return SP_OK;
+    }
+    rt_graph_key *k = malloc(sizeof *k);
+    if (!k)
+        return ctx_fail(c, SP_ENOMEM, "forget_graph: no host memory for the key");
+    /* The key as a run with the context's default checking mode makes it. */
+    rt_prepare p = {.callable = c->callables[callable_id]};
+    rt_run_defaults(&p, &c->settings);
+    rc = rt_graph_key_build(k, c->callables[callable_id], args, NULL, p.check);
+    if (rc == SP_OK)
+        rt_graph_cache_forget(&c->graphs, callable_id, k);
+    free(k);
+    if (rc == SP_ENOTSUP)
+        return SP_OK; /* an orchestration that is never kept */
+    return rc ? ctx_fail(c, rc, "forget_graph: callable %u: the arguments make no key", callable_id)
+              : SP_OK;
+}
+
+EXPORT int simpler_graph_cache_info(void *ctx, sp_graph_cache_info *out)
+{
+    mod_ctx *c = ctx;
+    if (!c || !out)
+        return SP_EINVAL;
+    rt_graph_cache_info(&c->graphs, out);
     return SP_OK;
 }
 
@@ -418,12 +469,17 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
         .callable = c->callables[callable_id],
         .args = args,
         .scratch = c->scratch[desc->pipeline_slot],
+        .graphs = &c->graphs,
+        .dev_bank = c->dev_bank[desc->arena_bank],
         .err = r->err,
         .err_len = sizeof r->err,
     };
     if (config)
         p.config = *config;
     rt_run_defaults(&p, &c->settings);
+    p.replay = (p.config.flags & SP_CALL_REPLAY_ONLY)   ? RT_REPLAY_ONLY
+               : (p.config.flags & SP_CALL_REPLAY_AUTO) ? RT_REPLAY_AUTO
+                                                        : RT_REPLAY_OFF;
     if (rc == SP_OK)
         rc = c->rt->prepare(&p, &r->rt);
     if (rc == SP_EDEVMEM) {

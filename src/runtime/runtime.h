@@ -57,6 +57,13 @@ typedef struct rt_prepare {
     uint64_t orch_timeout_ns;   /* the orchestration's watchdog */
     bool check;                 /* the checking mode (red zones) */
     rt_host_scratch *scratch;   /* the slot's SP_HOST_SCRATCH_SLOT_BUFFERS buffers */
+    /* Replay (DESIGN §12): the policy from config.flags (RT_REPLAY_*), the
+     * context's cache of recorded graphs (runtime/host/graph_cache.h), and
+     * the device's arena bank the run leased (a record keeps what each
+     * bank's image holds, so a replay uploads only the patch). */
+    uint32_t replay;
+    struct rt_graph_cache *graphs;
+    uint32_t dev_bank;
     char *err;
     size_t err_len;
 } rt_prepare;

@@ -48,6 +48,9 @@ static const setting settings_table[] = {
     {"SIMPLER_ORCH_TIMEOUT_MS", SETTING_UINT, FIELD(orch_timeout_ms), 1, 1ull << 32, 0,
      "1..4294967296 ms"},
     {"SIMPLER_PIPELINE_DEPTH", SETTING_UINT, FIELD(pipeline_depth), 1, 2, 0, "1 or 2"},
+    {"SIMPLER_GRAPH_CACHE", SETTING_UINT, FIELD(graph_cache_count), 1, 1u << 16, 0, "1..65536"},
+    {"SIMPLER_GRAPH_CACHE_MB", SETTING_MB, FIELD(graph_cache_bytes), 1, 1ull << 20, 0,
+     "1..1048576"},
     {"SIMPLER_SIM_MEMORY_MB", SETTING_MB, FIELD(memory_bytes), 1, 1ull << 20, 0, "1..1048576"},
     {"SIMPLER_SIM_NO_HOST_MAP", SETTING_FLAG, FIELD(sim.no_host_map), 0, 1, 0, "0 or 1"},
     {"SIMPLER_SIM_CPUS", SETTING_CPUS, FIELD(sim.cpus), 0, 0, 0,
@@ -185,10 +188,6 @@ SP_EXPORT void sp_settings_from_env(sp_settings *s)
 
 int wk_settings_check(const sp_settings *s, char *err, size_t err_len)
 {
-    if (s->reserved) {
-        snprintf(err, err_len, "settings: reserved is %u, must be 0", s->reserved);
-        return SP_EINVAL;
-    }
     for (size_t i = 0; i < sizeof settings_table / sizeof settings_table[0]; i++) {
         const setting *d = &settings_table[i];
         uint64_t v = field_get(s, d);

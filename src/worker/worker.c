@@ -261,6 +261,22 @@ SP_EXPORT int sp_worker_device_info(sp_worker *w, sp_device_info *out)
     return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
 }
 
+SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args)
+{
+    if (!w)
+        return SP_EINVAL;
+    int rc = w->m.simpler_forget_graph(w->ctx, id, args);
+    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
+}
+
+SP_EXPORT int sp_worker_graph_cache_info(sp_worker *w, sp_graph_cache_info *out)
+{
+    if (!w || !out)
+        return SP_EINVAL;
+    int rc = w->m.simpler_graph_cache_info(w->ctx, out);
+    return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
+}
+
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w)
 {
     return w ? w->last_error : "no worker";

@@ -351,7 +351,7 @@ Test(register, config_functions_that_fail_are_named)
     expect_config("fault_load_config_far_in_parent", SP_EORCH_CRASH, "crashed with SIGSEGV");
     /* Writes past the struct without faulting: the canary. */
     expect_config("fault_load_config_overrun", SP_EORCH_CRASH,
-                  "wrote outside its 16-byte sp_orch_config (byte +16");
+                  "wrote outside its 32-byte sp_orch_config (byte +32");
     expect_config("fault_load_config_ok", SP_OK, "");
 }
 

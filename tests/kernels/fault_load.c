@@ -79,7 +79,7 @@ SP_ORCH_CONFIG(fault_load_config_segv)
     segfault();
 }
 
-/* 64 floats past the 16-byte struct. */
+/* 64 floats past the struct. */
 SP_ORCH_CONFIG(fault_load_config_overrun)
 {
     cfg->abi_version = SP_ORCH_ABI_VERSION;

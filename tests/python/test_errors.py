@@ -14,7 +14,7 @@ RUNTIMES = ("hbg", "tmr")
 
 CATEGORIES = {
     "ArgumentError": ["EINVAL", "EDTYPE", "ESHAPE", "EARGCOUNT", "ETASK_ARGS", "EFUNC_ID",
-                      "EARG_SIGNATURE", "EDEP"],
+                      "EARG_SIGNATURE", "EDEP", "EPREDICATE"],
     "DeviceMemoryError": ["ENOMEM", "EDEVMEM", "EBADPTR", "EDOUBLEFREE", "EBOUNDS", "EMAPPED",
                           "EHEAP_TOO_SMALL"],
     "ModuleError": ["EMODULE", "EMODULE_SYMBOL", "EABI", "ECONTRACT", "EKERNEL_LOAD",
@@ -22,11 +22,11 @@ CATEGORIES = {
     "CallableError": ["EBLOB", "ECALLABLE"],
     "KernelError": ["EKERNEL_FAULT", "EKERNEL_TIMEOUT", "EKERNEL_OVERRUN"],
     "OrchestrationError": ["EORCH_FATAL", "EORCH_CRASH", "EORCH_THREAD", "ESCOPE",
-                           "EGRAPH_LIMIT"],
+                           "EGRAPH_LIMIT", "EGRAPH_TASK"],
     "DeadlockError": ["ESCOPE_DEADLOCK", "EHEAP_DEADLOCK", "EWINDOW_DEADLOCK", "ECONTROL_WAIT",
                       "ETENSOR_RETIRED"],
     "TimeoutError": ["ETIMEOUT"],
-    "StateError": ["ESTATE", "ESTALE"],
+    "StateError": ["ESTATE", "ESTALE", "EREPLAY_MISS"],
     "DeviceError": ["EBUSY", "ENOTSUP", "ESYS", "EGEOMETRY", "ESLOT", "EUNUSABLE", "ELAUNCH",
                     "ELAUNCH_PARTIAL", "ESTALL", "EDUPLICATE"],
 }

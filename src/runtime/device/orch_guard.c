@@ -114,6 +114,15 @@ static int g_error(sp_orch *o)
     return r;
 }
 
+/* Not entered: the real op calls the graph's body, user code the watchdog
+ * must be able to interrupt; the body's own calls come back through the
+ * guarded ops. */
+static int64_t g_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
+{
+    const guarded_orch *s = (const guarded_orch *)(uintptr_t)o->ops;
+    return s->real->submit_graph(o, fn, a, key);
+}
+
 static const sp_orch_ops guarded_ops = RT_ORCH_OPS(g, g_submit, g_log);
 
 __attribute__((noinline)) int rt_orch_guarded_call(sp_orch_entry_fn entry, sp_orch *o,

@@ -8,18 +8,24 @@
 #include "simpler/orchestration.h"
 
 /* A static const sp_orch_ops over p##_alloc_tensor, p##_scope_begin,
- * p##_scope_end, p##_tensor_read, p##_tensor_write, p##_fatal, p##_error
- * and the given submit and log functions. */
+ * p##_scope_end, p##_tensor_read, p##_tensor_write, p##_fatal, p##_error,
+ * p##_submit_graph and the given submit and log functions. */
 #define RT_ORCH_OPS(p, submit_fn, log_fn)                                                          \
     {                                                                                              \
         .abi_version = SP_ORCH_ABI_VERSION, .submit = submit_fn, .alloc_tensor = p##_alloc_tensor, \
         .scope_begin = p##_scope_begin, .scope_end = p##_scope_end,                                \
         .tensor_read = p##_tensor_read, .tensor_write = p##_tensor_write, .log = log_fn,           \
-        .fatal = p##_fatal, .error = p##_error,                                                    \
+        .fatal = p##_fatal, .error = p##_error, .submit_graph = p##_submit_graph,                  \
     }
 
 /* The orchestration's sp_orch_log, on either runtime: to the process log,
  * prefixed "orchestration:"; an unknown level logs as info. */
 void rt_orch_log(sp_orch *o, int level, const char *msg);
+
+/* A graph task submitted one by one: checks a's counts and calls fn. The
+ * runtimes' submit_graph until they record (and the form they fall back
+ * to when a record does not fit). Returns 0 or a negative status. */
+int64_t rt_orch_submit_graph_direct(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a,
+                                    uint64_t key);
 
 #endif

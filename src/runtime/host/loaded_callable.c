@@ -135,7 +135,11 @@ static int load_orchestration(rt_loaded_callable *lc, char *err, size_t err_len)
         rc = run_config(lc, err, err_len);
         if (rc)
             return rc;
-        if (lc->config.abi_version != SP_ORCH_ABI_VERSION) {
+        /* ABI 1 configs knew no replay fields: every scalar shapes. */
+        if (lc->config.abi_version == 1) {
+            lc->config.replay = 0;
+            lc->config.shaping_scalars[0] = lc->config.shaping_scalars[1] = 0;
+        } else if (lc->config.abi_version != SP_ORCH_ABI_VERSION) {
             snprintf(err, err_len, "callable %u: orchestration config reports ABI %u, expected %u",
                      lc->id, lc->config.abi_version, SP_ORCH_ABI_VERSION);
             return SP_EABI;

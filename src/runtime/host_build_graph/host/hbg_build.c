@@ -507,6 +507,11 @@ static int op_error(sp_orch *o)
     return g->error;
 }
 
+static int64_t op_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
+{
+    return rt_orch_submit_graph_direct(o, fn, a, key);
+}
+
 static const sp_orch_ops hbg_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
 
 int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const rt_loaded_callable *lc,

@@ -609,6 +609,11 @@ static int op_error(sp_orch *so)
     return orch_error((tmr_orch *)so);
 }
 
+static int64_t op_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
+{
+    return rt_orch_submit_graph_direct(o, fn, a, key);
+}
+
 static const sp_orch_ops tmr_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
 
 /* Trace level >= 3: each submit, waits for room included, as a record. */
