@@ -42,6 +42,7 @@ int run_open(const run_opts *o, sp_worker **w, sp_call_config *cfg, run_report *
     cfg->sched_threads = (uint32_t)o->sched;
     cfg->task_window = (uint32_t)o->window;
     cfg->heap_bytes = (uint64_t)o->heap;
+    cfg->flags |= o->replay == 1 ? SP_CALL_REPLAY_AUTO : o->replay == 2 ? SP_CALL_REPLAY_ONLY : 0;
     if (run_opts_wants_trace(o)) {
         cfg->trace_level = o->trace_level ? (uint32_t)o->trace_level : SP_TRACE_TASKS;
         cfg->trace_records = (uint64_t)o->trace_records;

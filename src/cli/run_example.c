@@ -129,6 +129,7 @@ int run_example(const run_opts *o)
 
     run_report r = {.target = ex->name, .runtime = o->runtime, .case_name = case_name};
     r.rounds = o->rounds;
+    r.replay = o->replay;
     sp_worker *w = NULL;
     sp_call_config cfg;
     char werr[640] = "";
@@ -168,6 +169,7 @@ int run_example(const run_opts *o)
             snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
             break;
         }
+        r.replayed += r.st.replay == SP_RUN_REPLAYED;
         if (o->trace_cost)
             cost_ns[traced][i / 2] = r.st.device_ns;
         else

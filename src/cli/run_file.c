@@ -329,6 +329,7 @@ int run_file(const run_opts *o)
 
     run_report r = {.target = o->target, .is_file = true, .runtime = o->runtime};
     r.rounds = o->rounds;
+    r.replay = o->replay;
     sp_worker *w = NULL;
     sp_call_config cfg;
     char werr[640] = "";
@@ -352,6 +353,7 @@ int run_file(const run_opts *o)
             snprintf(werr, sizeof werr, "%s", sp_worker_last_error(w));
         else
             device_ns[i] = r.st.device_ns;
+        r.replayed += r.status == SP_OK && r.st.replay == SP_RUN_REPLAYED;
         run_progress(i + 1, o->rounds);
     }
     int io = 0;

@@ -28,6 +28,8 @@ static const char run_help[] =
     "  --sched N              scheduler threads of the device (1..64; default: the platform's)\n"
     "  --window N             tmr only: task ring slots, a power of two in 4..2^20\n"
     "  --heap BYTES           the run's device heap (4096..2^40)\n"
+    "  --replay MODE          off (default), auto (record the graph, replay it on later rounds)\n"
+    "                         or only (replay, or fail with SP_EREPLAY_MISS)\n"
     "examples:\n"
     "  --case NAME            one of the example's cases (default: its first)\n"
     "  --param KEY=VALUE      override a parameter (any length); KEY=@FILE reads VALUE from FILE\n"
@@ -78,6 +80,7 @@ enum {
     OPT_INOUT,
     OPT_OUTPUT,
     OPT_SCALAR,
+    OPT_REPLAY,
 };
 
 static const struct option longopts[] = {
@@ -102,6 +105,7 @@ static const struct option longopts[] = {
     {"inout", required_argument, NULL, OPT_INOUT},
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"scalar", required_argument, NULL, OPT_SCALAR},
+    {"replay", required_argument, NULL, OPT_REPLAY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -308,6 +312,16 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
             break;
         case OPT_CASE:
             o->case_name = v;
+            break;
+        case OPT_REPLAY:
+            if (strcmp(v, "off") == 0)
+                o->replay = 0;
+            else if (strcmp(v, "auto") == 0)
+                o->replay = 1;
+            else if (strcmp(v, "only") == 0)
+                o->replay = 2;
+            else
+                rc = cli_usage_error("run", "--replay wants off, auto or only, not '%s'", v);
             break;
         case OPT_ROUNDS:
             rc = number(v, "rounds", 1, 1000000, &o->rounds);

@@ -30,7 +30,8 @@ typedef struct run_opts {
     long trace_level, trace_records;
     const char *trace_json, *swimlane, *deps; /* output files, NULL: none */
     bool stats, trace_cost, json;
-    bool help; /* --help was printed: exit 0 */
+    int replay; /* --replay: 0 off, 1 auto, 2 only (sp_call_config.flags SP_CALL_REPLAY_*) */
+    bool help;  /* --help was printed: exit 0 */
     /* Examples: "KEY=VALUE" overrides, NULL-terminated; KEY=@FILE is read
      * here, the copies owned by `owned`. */
     const char **overrides;

@@ -59,6 +59,8 @@ void run_report_text(const run_report *r, FILE *out)
             r->st.device_ns / 1e3);
     if (!r->is_file)
         fprintf(out, " max_err=%g", r->max_err);
+    if (r->replay)
+        fprintf(out, " replayed=%ld/%ld", r->replayed, r->rounds);
     fputc('\n', out);
     if (r->device_ns && r->rounds > 1)
         fprintf(out, "rounds=%ld device_us min=%.1f median=%.1f max=%.1f\n", r->rounds,
@@ -94,6 +96,7 @@ void run_report_json(const run_report *r, FILE *out)
             (unsigned long long)s->tasks, (unsigned long long)s->edges, r->rounds,
             s->build_ns / 1e3, s->upload_ns / 1e3, s->device_ns / 1e3, s->orch_ns / 1e3,
             s->first_complete_ns / 1e3, (unsigned long long)s->image_bytes);
+    fprintf(out, ",\"replayed\":%ld,\"skipped\":%u", r->replayed, s->skipped);
     if (r->device_ns && r->rounds > 1)
         fprintf(out, ",\"device_us\":{\"min\":%.3f,\"median\":%.3f,\"max\":%.3f}",
                 r->device_ns[0] / 1e3, r->device_ns[r->rounds / 2] / 1e3,

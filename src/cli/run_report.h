@@ -26,6 +26,8 @@ typedef struct run_report {
     sp_run_stats st;       /* of the last round */
     double max_err;        /* examples: largest error against the golden */
     long rounds;
+    int replay;    /* --replay asked (0 off): the rounds that replayed are reported */
+    long replayed; /* rounds whose run replayed a recorded graph (sp_run_stats.replay) */
     const uint64_t *device_ns; /* sorted, `rounds` of them; NULL when rounds == 1 */
     const sp_run_trace *trace; /* the last round's, NULL if not traced */
     const char *stats_text;    /* the trace summary lines (--stats), NULL if none */
