@@ -5,7 +5,10 @@
  * Args: tensor 0 = the tiles: synthetic graphs [tiles, 16] f32, one row per
  * tile; cholesky_real the [n, n] f64 matrix, tile (i,j) a ts x ts 2-D view.
  * Scalars: 0 dag kind, 1 DAG size (count or tiles per side), 2 spin ns,
- * 3 real (0 | 1), 4 tile order ts.
+ * 3 real (0 | 1), 4 tile order ts. The spin is data (declared so in the
+ * config, passed with sp_task_scalar_arg): a replay of the recorded graph
+ * takes the new run's value, so the suite's timed run can replay the
+ * warm-up's graph (bench_suite_simpler --replay).
  * func_ids (bench/suite/CMakeLists.txt): 1..3 the synthetic kernel taking
  * 1..3 tiles (the spin scalar follows the tensors); 4..7 potrf, trsm, syrk,
  * gemm. */
@@ -19,6 +22,8 @@ SP_ORCH_CONFIG(suite_config)
 {
     cfg->tensor_count = 1;
     cfg->scalar_count = 5;
+    cfg->replay = SP_ORCH_REPLAY_DECLARED;
+    cfg->shaping_scalars[0] = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4); /* not the spin */
 }
 
 static const sp_dir dir_of[4] = {SP_DIR_INVALID, SP_IN, SP_OUT_EXISTING, SP_INOUT};
@@ -28,7 +33,6 @@ SP_ORCHESTRATION(suite_orch)
     const sp_tensor whole = args->tensors[0];
     const int kind = (int)args->scalars[0], real = args->scalars[3] != 0;
     const uint32_t n = (uint32_t)args->scalars[1];
-    const uint64_t spin_ns = args->scalars[2];
     const int64_t ts = (int64_t)args->scalars[4];
     if (kind < 0 || kind > DAG_CHOLESKY || (real && kind != DAG_CHOLESKY)) {
         sp_orch_fatal(o, SP_EINVAL, "suite: bad graph kind %d (real=%d)", kind, real);
@@ -57,7 +61,7 @@ SP_ORCHESTRATION(suite_orch)
             sp_task_arg(&t, &view[a], dir_of[d.mode[a]]);
         }
         if (!real)
-            sp_task_scalar(&t, spin_ns);
+            sp_task_scalar_arg(&t, args, 2); /* the spin */
         if (sp_submit(o, &t) < 0)
             return; /* the runtime recorded why */
     }

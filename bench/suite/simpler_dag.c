@@ -3,7 +3,13 @@
  * DAG once with empty kernels (warm-up) and once timed, checks the tile
  * counters (or the Cholesky residual), and prints the RESULT line.
  *
- *   bench_suite_simpler --runtime hbg|tmr [--clusters C] [--sched S] <suite options>
+ *   bench_suite_simpler --runtime hbg|tmr [--clusters C] [--sched S] [--replay]
+ *                       <suite options>
+ *
+ * --replay: both runs ask for SP_CALL_REPLAY_AUTO, so the warm-up records
+ * the graph and the timed run replays it (no orchestration, no dependency
+ * derivation: build_ns is the host's patch); the timed run must report
+ * SP_RUN_REPLAYED or the program fails. Not for cholesky_real (one run).
  *
  * ns = build + upload + device from sp_run_stats (hbg: host build of the
  * graph, image upload, device; tmr: staging and ring set-up, nothing,
@@ -26,11 +32,14 @@ enum { CALLABLE_DAG = 0, CALLABLE_CHOL = 1 };
 typedef struct host_opts {
     const char *runtime;
     uint32_t clusters, sched;
+    int replay;
 } host_opts;
 
 static int parse_host(int argc, char **argv, int *i, void *ctx)
 {
     host_opts *h = ctx;
+    if (strcmp(argv[*i], "--replay") == 0)
+        return h->replay = 1;
     if (*i + 1 >= argc)
         return 0;
     if (strcmp(argv[*i], "--runtime") == 0)
@@ -44,10 +53,11 @@ static int parse_host(int argc, char **argv, int *i, void *ctx)
     return 1;
 }
 
-static int run(sp_worker *w, uint32_t id, const sp_args *args, sp_run_stats *st, uint64_t *wall)
+static int run(sp_worker *w, uint32_t id, const sp_args *args, const sp_call_config *cfg,
+               sp_run_stats *st, uint64_t *wall)
 {
     uint64_t t0 = suite_now_ns();
-    int rc = sp_worker_run(w, id, args, NULL, st);
+    int rc = sp_worker_run(w, id, args, cfg, st);
     *wall = suite_now_ns() - t0;
     if (rc != SP_OK)
         fprintf(stderr, "bench_suite_simpler: run failed: %s: %s\n", sp_status_name(rc),
@@ -61,6 +71,10 @@ int main(int argc, char **argv)
     host_opts h = {.runtime = "hbg", .clusters = 1, .sched = 1};
     if (suite_parse(argc, argv, &o, parse_host, &h))
         return 2;
+    if (h.replay && o.real) {
+        fprintf(stderr, "bench_suite_simpler: --replay needs two runs; cholesky_real runs once\n");
+        return 2;
+    }
     if (strcmp(h.runtime, "hbg") && strcmp(h.runtime, "tmr")) {
         fprintf(stderr, "bench_suite_simpler: --runtime hbg|tmr\n");
         return 2;
@@ -116,11 +130,17 @@ int main(int argc, char **argv)
     sp_run_stats st = {0};
     uint64_t wall = 0;
     int rc = SP_OK;
+    const sp_call_config cfg = {.flags = h.replay ? SP_CALL_REPLAY_AUTO : 0};
     if (!o.real)
-        rc = run(w, id, args, &st, &wall); /* warm-up with empty kernels */
+        rc = run(w, id, args, &cfg, &st, &wall); /* warm-up with empty kernels */
     args->scalars[2] = o.spin_ns;
     if (rc == SP_OK)
-        rc = run(w, id, args, &st, &wall);
+        rc = run(w, id, args, &cfg, &st, &wall);
+    if (rc == SP_OK && h.replay && st.replay != SP_RUN_REPLAYED) {
+        fprintf(stderr, "bench_suite_simpler: --replay: the timed run did not replay (%u)\n",
+                st.replay);
+        rc = SP_EREPLAY_MISS;
+    }
     sp_worker_close(w);
     free(args);
 
@@ -141,14 +161,14 @@ int main(int argc, char **argv)
     }
     const uint64_t ns = st.build_ns + st.upload_ns + st.device_ns;
     char config[64], extra[512];
-    snprintf(config, sizeof config, "%s", h.runtime);
+    snprintf(config, sizeof config, "%s%s", h.runtime, h.replay ? "-replay" : "");
     int len = snprintf(extra, sizeof extra,
                        "clusters=%u sched=%u build_ns=%llu upload_ns=%llu device_ns=%llu "
-                       "wall_ns=%llu edges=%llu orch_ns=%llu",
+                       "wall_ns=%llu edges=%llu orch_ns=%llu patch_bytes=%llu",
                        h.clusters, h.sched, (unsigned long long)st.build_ns,
                        (unsigned long long)st.upload_ns, (unsigned long long)st.device_ns,
                        (unsigned long long)wall, (unsigned long long)st.edges,
-                       (unsigned long long)st.orch_ns);
+                       (unsigned long long)st.orch_ns, (unsigned long long)st.patch_bytes);
     if (o.real)
         snprintf(extra + len, sizeof extra - (size_t)len, " residual=%.3g gflops=%.2f", res,
                  (double)o.n * o.n * o.n / 3.0 / (double)ns);
