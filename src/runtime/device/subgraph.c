@@ -755,8 +755,9 @@ static int64_t instantiate(rt_subgraph *sg, sp_orch *o, sg_record *rec, const sp
     unsigned char *ops = (unsigned char *)rec + rec->ops_off;
     sp_tensor *slots = (sp_tensor *)(void *)((unsigned char *)rec + rec->slots_off);
     sp_tensor views[SP_MAX_TASK_TENSORS], pview;
-    int64_t first = -1;
+    const int64_t first = sg->hooks->next_id(o);
     uint32_t j = 0;
+    sg->inner_first = first;
     int64_t result = 0;
     for (uint64_t at = 0; at < rec->ops_bytes && result >= 0;) {
         sg_op *h = (sg_op *)(void *)(ops + at);
@@ -849,10 +850,6 @@ static int64_t instantiate(rt_subgraph *sg, sp_orch *o, sg_record *rec, const sp
         if (id < 0) {
             result = id;
             break;
-        }
-        if (first < 0) {
-            first = id;
-            sg->inner_first = id;
         }
         if (id != first + j)
             result = sg_fail(sg, o, SP_EGRAPH_TASK,

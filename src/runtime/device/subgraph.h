@@ -86,4 +86,12 @@ static inline void rt_subgraph_drop_inner_creators(const rt_subgraph *sg, rt_dep
     deps->count = n;
 }
 
+/* In an instance, a fresh output (SP_OUT) is an inner tensor that only
+ * the instance's tasks touch, as SP_NO_DEP: the TensorMap need not record
+ * the write (nothing will ever look it up). */
+static inline bool rt_subgraph_skips_map(const rt_subgraph *sg, int dir)
+{
+    return sg->inner_first >= 0 && dir == SP_OUT;
+}
+
 #endif

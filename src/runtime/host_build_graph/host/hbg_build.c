@@ -313,7 +313,8 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         rt_tensor_rehome(d, &g->home[i]);
         /* A manual scope records accesses (later auto tasks see them) but
          * keeps only the explicit edges. */
-        rc = rt_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
+        if (!rt_subgraph_skips_map(&g->subgraph, t->dirs[i]))
+            rc = rt_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
         args[i] = first + i;
         /* Red zones surround staged buffers and runtime-owned heap ones. */
         if (g->redzones && rt_redzone_dir_written(t->dirs[i]) &&

@@ -354,7 +354,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         sp_tensor *d = &t->tensors[i];
         *d = *x;
         rt_tensor_rehome(d, &o->home[i]);
-        rc = rt_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
+        if (!rt_subgraph_skips_map(&o->subgraph, task->dirs[i]))
+            rc = rt_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
         t->args[i] = (uint64_t)(uintptr_t)d;
         /* Red zones surround staged buffers and runtime-owned heap ones. */
         if (rz && rt_redzone_dir_written(task->dirs[i]) &&
