@@ -14,7 +14,7 @@
 #define GRAPH_BUF 512
 #define GRAPH_SLICE 32
 
-enum { PROG_RANDOM = 0, PROG_LAYERS = 1, PROG_LONG = 2, PROG_ERRORS = 3 };
+enum { PROG_RANDOM = 0, PROG_LAYERS = 1, PROG_LONG = 2, PROG_ERRORS = 3, PROG_MISC = 4 };
 enum { MODE_GRAPH = 0, MODE_DIRECT = 1 };
 
 static uint64_t body_calls;
@@ -300,6 +300,91 @@ static void long_program(sp_orch *o, const sp_args *args, int mode, uint64_t n)
     }
 }
 
+/* ---- bodies that are recorded differently ------------------------------- */
+
+/* Reads a control element: its key runs one by one every time. */
+static void reading_body(sp_orch *o, const sp_graph_args *a)
+{
+    body_calls++;
+    sp_tensor x = a->tensors[0], y = a->tensors[1];
+    uint64_t v = (uint64_t)sp_tensor_read_int(o, &a->tensors[2], 0);
+    sp_task t = mix_task(&y, SP_INOUT, &x, &x, v);
+    finish_scalars(&t, a, SP_INOUT);
+    sp_submit(o, &t);
+}
+
+/* A MANUAL scope inside: only explicit edges, inner ones recorded. */
+static void manual_body(sp_orch *o, const sp_graph_args *a)
+{
+    body_calls++;
+    sp_tensor x = a->tensors[0], y = a->tensors[1], h = spec(GRAPH_SLICE);
+    if (sp_scope_begin(o, SP_SCOPE_MANUAL) != SP_OK)
+        return;
+    sp_task t1 = mix_task(&h, SP_OUT, &x, &x, 1);
+    finish_scalars(&t1, a, SP_OUT);
+    int64_t id = sp_submit(o, &t1);
+    if (id < 0)
+        return;
+    sp_task t2 = mix_task(&y, SP_INOUT, &h, &x, 2);
+    finish_scalars(&t2, a, SP_INOUT);
+    sp_task_dep(&t2, id);
+    sp_submit(o, &t2);
+    sp_scope_end(o);
+}
+
+static void inner_body(sp_orch *o, const sp_graph_args *a)
+{
+    body_calls++;
+    sp_tensor x = a->tensors[0], h = spec(8);
+    sp_tensor lo = slice(&x, 0, 8), hi = slice(&x, 8, 8);
+    sp_task t1 = mix_task(&h, SP_OUT, &lo, &hi, 3);
+    finish_scalars(&t1, a, SP_OUT);
+    if (sp_submit(o, &t1) < 0)
+        return;
+    sp_task t2 = mix_task(&hi, SP_INOUT, &h, &lo, 4);
+    finish_scalars(&t2, a, SP_INOUT);
+    sp_submit(o, &t2);
+}
+
+/* A graph task inside a graph task: the outer one runs one by one, the
+ * inner one is recorded (on the outer key's second call) and instantiated. */
+static void nesting_body(sp_orch *o, const sp_graph_args *a)
+{
+    body_calls++;
+    for (int64_t k = 0; k < 2; k++) {
+        sp_graph_args in;
+        sp_graph_args_init(&in);
+        sp_tensor v = slice(&a->tensors[k], 0, 16);
+        sp_graph_arg(&in, &v);
+        sp_graph_scalar(&in, a->scalars[0] + (uint64_t)k);
+        if (sp_submit_graph(o, inner_body, &in, 301) < 0)
+            return;
+    }
+}
+
+/* Eight calls of the variant's body over moving slices. */
+static void misc_program(sp_orch *o, const sp_args *args, int mode, uint64_t variant)
+{
+    static const sp_graph_fn bodies[3] = {reading_body, manual_body, nesting_body};
+    if (variant < 1 || variant > 3) {
+        sp_orch_fatal(o, SP_EINVAL, "misc variant %llu", (unsigned long long)variant);
+        return;
+    }
+    for (int64_t c = 0; c < 8 && !sp_orch_error(o); c++) {
+        sp_graph_args a;
+        sp_graph_args_init(&a);
+        sp_tensor x = slice(&args->tensors[0], c * 40, GRAPH_SLICE);
+        sp_tensor y = slice(&args->tensors[1], c * GRAPH_SLICE, GRAPH_SLICE);
+        sp_tensor z = slice(&args->tensors[3], GRAPH_BUF - GRAPH_SLICE, GRAPH_SLICE);
+        sp_graph_arg(&a, &x);
+        sp_graph_arg(&a, &y);
+        sp_graph_arg(&a, &z);
+        sp_graph_scalar(&a, (uint64_t)c);
+        if (call_graph(o, mode, bodies[variant - 1], &a, 300 + variant) < 0)
+            return;
+    }
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static void fatal_body(sp_orch *o, const sp_graph_args *a)
@@ -376,6 +461,9 @@ SP_ORCHESTRATION(graph_orch)
     case PROG_ERRORS:
         error_program(o, args, args->scalars[3]);
         return;
+    case PROG_MISC:
+        misc_program(o, args, mode, args->scalars[3]);
+        break;
     }
     if (sp_orch_error(o))
         return;

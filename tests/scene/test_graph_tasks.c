@@ -22,7 +22,7 @@
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
 
 #define GRAPH_BUF 512
-enum { PROG_RANDOM = 0, PROG_LAYERS = 1, PROG_LONG = 2, PROG_ERRORS = 3 };
+enum { PROG_RANDOM = 0, PROG_LAYERS = 1, PROG_LONG = 2, PROG_ERRORS = 3, PROG_MISC = 4 };
 enum { MODE_GRAPH = 0, MODE_DIRECT = 1 };
 
 typedef struct pair {
@@ -210,6 +210,49 @@ Test(graph_tasks, an_instance_longer_than_the_window_streams_tmr)
     cr_assert_eq(g.stats.tasks, 601);
     assert_same(&g, &d, "300-task chain, 16-slot window");
     sp_worker_close(w);
+}
+
+/* Bodies recorded differently: one that reads a control element runs every
+ * time; one with a MANUAL scope records its explicit inner edge (its
+ * calls write disjoint slices: a manual scope orders nothing else); a graph
+ * task inside a body leaves the outer key one by one (the inner body runs
+ * twice inline while the outer one is tried, once more to be recorded at
+ * the outer key's second call) and instantiates the inner one (the
+ * reference calls the outer body directly, the inner one is a graph task
+ * there too). Each equals its reference run. */
+static void misc_bodies(const char *module)
+{
+    static const struct {
+        uint64_t variant, graph_calls, direct_calls;
+    } cases[] = {{1, 8, 8}, {2, 1, 8}, {3, 8 + 3, 8 + 1}};
+    sp_worker *w = open_worker(module);
+    sp_call_config cfg = {.trace_level = SP_TRACE_TASKS};
+    static outcome g, d;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "variant %llu", (unsigned long long)cases[i].variant);
+        cr_assert_eq(run(w, PROG_MISC, MODE_GRAPH, 0, cases[i].variant, &cfg, &g), SP_OK, "%s: %s",
+                     what, sp_worker_last_error(w));
+        cr_assert_eq(run(w, PROG_MISC, MODE_DIRECT, 0, cases[i].variant, &cfg, &d), SP_OK, "%s: %s",
+                     what, sp_worker_last_error(w));
+        cr_assert_eq(g.report[0], cases[i].graph_calls, "%s: bodies ran %llu times", what,
+                     (unsigned long long)g.report[0]);
+        cr_assert_eq(d.report[0], cases[i].direct_calls);
+        assert_same(&g, &d, what);
+        free(g.edges);
+        free(d.edges);
+    }
+    sp_worker_close(w);
+}
+
+Test(graph_tasks, bodies_recorded_differently_hbg)
+{
+    misc_bodies(HBG_MODULE);
+}
+
+Test(graph_tasks, bodies_recorded_differently_tmr)
+{
+    misc_bodies(TMR_MODULE);
 }
 
 typedef struct error_case {
