@@ -159,12 +159,12 @@ static void random_dags(const char *module, uint64_t seeds)
 
 Test(graph_tasks, random_dags_match_one_by_one_hbg, .timeout = 60)
 {
-    random_dags(HBG_MODULE, 80);
+    random_dags(HBG_MODULE, 150);
 }
 
 Test(graph_tasks, random_dags_match_one_by_one_tmr, .timeout = 60)
 {
-    random_dags(TMR_MODULE, 80);
+    random_dags(TMR_MODULE, 150);
 }
 
 static void layer_loop(const char *module)
