@@ -435,6 +435,24 @@ static void error_program(sp_orch *o, const sp_args *args, uint64_t variant)
     case 6:
         sp_submit_graph(o, bad_scalar_body, &a, 6);
         break;
+    case 7: {
+        /* Recorded outside a scope, instantiated inside one that holds
+         * more tasks than a small window: the instance's submit names the
+         * deadlock. */
+        long_tasks = 40;
+        sp_graph_args b;
+        sp_graph_args_init(&b);
+        sp_tensor in = slice(&args->tensors[0], 0, GRAPH_SLICE);
+        sp_tensor out = slice(&args->tensors[1], 0, GRAPH_SLICE);
+        sp_graph_arg(&b, &in);
+        sp_graph_arg(&b, &out);
+        sp_graph_scalar(&b, 1);
+        if (sp_submit_graph(o, long_body, &b, 7) < 0)
+            return;
+        sp_scope_begin(o, SP_SCOPE_AUTO);
+        sp_submit_graph(o, long_body, &b, 7);
+        break;
+    }
     }
 }
 

@@ -291,6 +291,23 @@ static void errors_named(const char *module)
     sp_worker_close(w);
 }
 
+/* An instance inside a scope that holds more tasks than the window: the
+ * same deadlock one-by-one submits get, named with the graph task. */
+Test(graph_tasks, an_instance_deadlock_is_named_tmr)
+{
+    sp_worker *w = open_worker(TMR_MODULE);
+    sp_call_config cfg = {.task_window = 16};
+    static outcome o;
+    int rc = run(w, PROG_ERRORS, MODE_GRAPH, 0, 7, &cfg, &o);
+    const char *msg = sp_worker_last_error(w);
+    cr_assert_eq(rc, SP_ESCOPE_DEADLOCK, "got %s: %s", sp_status_name(rc), msg);
+    cr_assert_not_null(strstr(msg, "16-slot window"), "%s", msg);
+    cr_assert_not_null(strstr(msg, "in graph task key 7"), "%s", msg);
+    cr_assert_eq(run(w, PROG_LAYERS, MODE_GRAPH, 3, 0, &cfg, &o), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    sp_worker_close(w);
+}
+
 Test(graph_tasks, errors_are_named_hbg)
 {
     errors_named(HBG_MODULE);

@@ -292,7 +292,6 @@ static void classify(sg_recorder *r, const sp_tensor *x, sg_arg *out)
     bool on_boundary = false, ext = sp_tensor_byte_extent(x, &lo, &hi) == SP_OK;
     for (uint32_t b = 0; b < a->tensor_count; b++)
         if (a->tensors[b].addr == x->addr && a->tensors[b].buf_bytes == x->buf_bytes) {
-            on_boundary = true;
             if (!ext || sp_tensor_byte_extent(&a->tensors[b], &blo, &bhi) != SP_OK || lo < blo ||
                 hi > bhi)
                 continue;
@@ -301,6 +300,11 @@ static void classify(sg_recorder *r, const sp_tensor *x, sg_arg *out)
             out->view.offset = x->offset - a->tensors[b].offset;
             return;
         }
+    /* Anything else that reaches into a boundary's buffer, or an inner
+     * one, would name this call's memory in every later instance. */
+    for (uint32_t b = 0; b < a->tensor_count && !on_boundary; b++)
+        on_boundary =
+            x->addr >= a->tensors[b].addr && x->addr - a->tensors[b].addr < a->tensors[b].buf_bytes;
     if (on_boundary && !r->fallback)
         r->fallback = "a task's view of a boundary buffer lies outside every boundary view";
     for (uint32_t s = 0; s < r->slot_count; s++) {
@@ -310,6 +314,8 @@ static void classify(sg_recorder *r, const sp_tensor *x, sg_arg *out)
             out->index = s;
             return; /* inner tensors start at offset 0: the offset is the delta */
         }
+        if (x->addr >= sl->addr && x->addr - sl->addr < sl->buf_bytes && !r->fallback)
+            r->fallback = "a task's view reaches into an inner tensor other than as its view";
     }
 }
 
