@@ -95,7 +95,8 @@ typedef struct tmr_orch {
     uint64_t static_top;                /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;
-    rt_subgraph subgraph; /* graph tasks recorded in this run, in graph_mem */
+    rt_subgraph subgraph; /* graph tasks recorded in this run (region: the heap's far end) */
+    bool subgraph_tried;  /* the region was carved, or could not be */
     char msg[256];
     rt_trace_writer trace; /* the orchestrator's records (level >= 3) */
     pthread_t thread;      /* the one thread sp_orch may be called from */
@@ -117,8 +118,6 @@ typedef struct tmr_ctl {
     void *map_mem;                   /* the TensorMap's block */
     uint64_t map_bytes;
     uint32_t map_entries;
-    void *graph_mem; /* graph-task records (rt_subgraph) */
-    uint64_t graph_bytes;
     uint64_t backstop_ns;       /* the orchestrator's waits give up after this */
     uint64_t kernel_timeout_ns; /* a kernel running longer is stopped */
     uint64_t orch_timeout_ns;   /* the orchestration's watchdog */

@@ -654,11 +654,37 @@ static const rt_subgraph_hooks tmr_subgraph_hooks = {
     .fail = sg_fail,
 };
 
+/* The records' region: an eighth of the heap, at most 1 MiB, carved from
+ * its far end like sp_alloc_tensor's at the run's first graph task (a run
+ * without one keeps its whole heap). Only if it is free right now: a run
+ * never waits, or fails, for it; without it every graph task runs its body
+ * one by one. */
+#define TMR_GRAPH_RECORD_MAX (1ull << 20)
+#define TMR_GRAPH_RECORD_MIN (16ull << 10)
+
+static void carve_graph_region(tmr_orch *o)
+{
+    o->subgraph_tried = true;
+    uint64_t bytes = o->ctl->heap_bytes / 8;
+    bytes = (bytes > TMR_GRAPH_RECORD_MAX ? TMR_GRAPH_RECORD_MAX : bytes) & ~(uint64_t)63;
+    if (bytes < TMR_GRAPH_RECORD_MIN || bytes > o->static_top)
+        return;
+    uint64_t top = o->static_top - bytes;
+    if (!room_for(o, WAIT_STATIC, top))
+        return;
+    o->static_top = top;
+    o->heap.size = top;
+    rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks,
+                     (void *)(uintptr_t)(o->ctl->heap_base + top), bytes);
+}
+
 static int64_t op_submit_graph(sp_orch *so, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
 {
     tmr_orch *o = (tmr_orch *)so;
     if (refuse_foreign(o, "submit_graph"))
         return SP_EORCH_THREAD;
+    if (!o->subgraph_tried)
+        carve_graph_region(o);
     return rt_subgraph_submit(&o->subgraph, so, fn, a, key);
 }
 
@@ -693,7 +719,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->thread = pthread_self(); /* boot runs on the thread that runs the entry */
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
-    rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks, c->graph_mem, c->graph_bytes);
+    rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks, NULL, 0);
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
         o->ranges[i] =
             (rt_range){.dev = c->args.tensors[i].addr, .bytes = c->args.tensors[i].buf_bytes};

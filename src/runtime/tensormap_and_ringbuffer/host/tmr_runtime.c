@@ -22,8 +22,6 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 #define TMR_MAP_ENTRIES_PER_SLOT 16u
-/* Shared memory for one run's graph-task records (rt_subgraph). */
-#define TMR_GRAPH_RECORD_BYTES (1ull << 20)
 
 struct rt_run {
     rt_host_run h; /* first: rt_run_finalize frees the run through it */
@@ -37,8 +35,7 @@ _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run t
 #define TMR_DEFAULT_TRACE_RECORDS (1ull << 18)
 
 typedef struct tmr_shm_layout {
-    uint64_t slots_off, cells_off, map_off, map_bytes, callable_off, callable_bytes, graph_off,
-        total;
+    uint64_t slots_off, cells_off, map_off, map_bytes, callable_off, callable_bytes, total;
     uint32_t map_entries;
 } tmr_shm_layout;
 
@@ -92,8 +89,7 @@ static tmr_shm_layout layout_of(const rt_loaded_callable *lc, uint32_t window)
     off = ALIGN64(off + l.map_bytes);
     l.callable_off = off;
     l.callable_bytes = rt_dev_callable_bytes(lc);
-    l.graph_off = ALIGN64(off + l.callable_bytes);
-    l.total = l.graph_off + TMR_GRAPH_RECORD_BYTES;
+    l.total = off + l.callable_bytes;
     return l;
 }
 
@@ -152,8 +148,6 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     c->map_mem = (void *)(uintptr_t)(shm + l.map_off);
     c->map_bytes = l.map_bytes;
     c->map_entries = l.map_entries;
-    c->graph_mem = (void *)(uintptr_t)(shm + l.graph_off);
-    c->graph_bytes = TMR_GRAPH_RECORD_BYTES;
     c->callable = (const rt_dev_callable *)(uintptr_t)(shm + l.callable_off);
     c->heap_base = r->h.arena.heap;
     c->heap_bytes = heap;
