@@ -255,6 +255,31 @@ Test(graph_tasks, bodies_recorded_differently_tmr)
     misc_bodies(TMR_MODULE);
 }
 
+/* A record larger than its region is not kept: with a 256 KiB heap tmr's
+ * region is 32 KiB, and a 120-task body needs more; every call runs the
+ * body, and the run equals the one-by-one one. */
+Test(graph_tasks, a_record_that_does_not_fit_runs_one_by_one_tmr)
+{
+    sp_worker *w = open_worker(TMR_MODULE);
+    sp_call_config cfg = {.heap_bytes = 256u << 10, .trace_level = SP_TRACE_TASKS};
+    static outcome g, d;
+    cr_assert_eq(run(w, PROG_LONG, MODE_GRAPH, 120, 0, &cfg, &g), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_eq(run(w, PROG_LONG, MODE_DIRECT, 120, 0, &cfg, &d), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_eq(g.report[0], 2, "the body ran %llu times", (unsigned long long)g.report[0]);
+    assert_same(&g, &d, "120-task chain, 32 KiB region");
+    free(g.edges);
+    free(d.edges);
+    /* The same body in a region that holds it is recorded. */
+    cfg.heap_bytes = 8u << 20;
+    cr_assert_eq(run(w, PROG_LONG, MODE_GRAPH, 120, 0, &cfg, &g), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_eq(g.report[0], 1);
+    free(g.edges);
+    sp_worker_close(w);
+}
+
 typedef struct error_case {
     uint64_t variant;
     int status;
