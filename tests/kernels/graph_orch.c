@@ -405,6 +405,17 @@ static void bad_scalar_body(sp_orch *o, const sp_graph_args *a)
     sp_submit(o, &t);
 }
 
+/* A kernel the callable does not have: the runtime refuses the submit. */
+static void bad_kernel_body(sp_orch *o, const sp_graph_args *a)
+{
+    body_calls++;
+    sp_tensor v = a->tensors[0];
+    sp_task t = mix_task(&v, SP_INOUT, &v, &v, 1);
+    finish_scalars(&t, a, SP_INOUT);
+    t.func_id[SP_LANE_AIV0] = 99;
+    sp_submit(o, &t);
+}
+
 static void error_program(sp_orch *o, const sp_args *args, uint64_t variant)
 {
     sp_graph_args a;
@@ -434,6 +445,9 @@ static void error_program(sp_orch *o, const sp_args *args, uint64_t variant)
         break;
     case 6:
         sp_submit_graph(o, bad_scalar_body, &a, 6);
+        break;
+    case 8:
+        sp_submit_graph(o, bad_kernel_body, &a, 8);
         break;
     case 7: {
         /* Recorded outside a scope, instantiated inside one that holds

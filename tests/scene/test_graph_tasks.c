@@ -295,6 +295,7 @@ static void errors_named(const char *module)
         {4, SP_EGRAPH_TASK, {"graph task key 4", "scalar 1 has source"}},
         {5, SP_EINVAL, {"the body gives up", "in graph task key 5"}},
         {6, SP_EGRAPH_TASK, {"SP_SCALAR_GRAPH(3)", "in graph task key 6"}},
+        {8, SP_EFUNC_ID, {"func_id 99", "in graph task key 8"}},
     };
     sp_worker *w = open_worker(module);
     static outcome o;
