@@ -687,12 +687,13 @@ static void commit(rt_subgraph *sg, sg_recorder *r, uint64_t key, int mode, cons
         rec->state = SG_FALLBACK;
         rec->ops_bytes = 0;
         total = rec->ops_off;
-        sg->fallbacks++;
     } else {
         rec->state = SG_READY;
         rec->ops_bytes = r->end - r->rec_off - rec->ops_off;
         rec->slots_off = slots_off;
-        sg->records++;
+        SP_DEBUG("graph task key %llu recorded: %u tasks, %llu bytes of the %llu-byte region",
+                 (unsigned long long)key, r->task_count, (unsigned long long)total,
+                 (unsigned long long)sg->bytes);
     }
     rec->key = key;
     rec->scope_mode = (uint8_t)mode;
@@ -865,10 +866,7 @@ static int64_t instantiate(rt_subgraph *sg, sp_orch *o, sg_record *rec, const sp
         j++;
     }
     sg->inner_first = -1;
-    if (result < 0)
-        return result;
-    sg->instances++;
-    return j;
+    return result < 0 ? result : j;
 }
 
 int64_t rt_subgraph_submit(rt_subgraph *sg, sp_orch *o, sp_graph_fn fn, const sp_graph_args *a,

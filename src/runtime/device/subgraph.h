@@ -45,12 +45,11 @@ typedef struct rt_subgraph {
     const rt_subgraph_hooks *hooks;
     unsigned char *mem; /* the region: records from the bottom, recording scratch from the top */
     uint64_t bytes;
-    uint64_t used;                          /* committed records */
-    uint32_t buckets[RT_SUBGRAPH_BUCKETS];  /* record offset + 1 by key hash, 0: none */
-    int64_t inner_first;                    /* while instantiating: the instance's first id */
-    uint64_t key;                           /* the innermost graph task running (error notes) */
-    uint32_t depth;                         /* graph tasks running (bodies and instances) */
-    uint32_t records, fallbacks, instances; /* counts, for tests and logs */
+    uint64_t used;                         /* committed records */
+    uint32_t buckets[RT_SUBGRAPH_BUCKETS]; /* record offset + 1 by key hash, 0: none */
+    int64_t inner_first;                   /* while instantiating: the instance's first id */
+    uint64_t key;                          /* the innermost graph task running (error notes) */
+    uint32_t depth;                        /* graph tasks running (bodies and instances) */
 } rt_subgraph;
 
 /* An empty recorder over `hooks` and the region [mem, mem + bytes) (may be
