@@ -52,6 +52,7 @@ int hbg_graph_fail(hbg_graph *g, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(g->message, sizeof g->message, fmt, ap);
     va_end(ap);
+    rt_subgraph_note(&g->subgraph, g->message, sizeof g->message);
     return status;
 }
 
@@ -312,7 +313,8 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         rt_tensor_rehome(d, &g->home[i]);
         /* A manual scope records accesses (later auto tasks see them) but
          * keeps only the explicit edges. */
-        rc = rt_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
+        if (!rt_subgraph_skips_map(&g->subgraph, t->dirs[i]))
+            rc = rt_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
         args[i] = first + i;
         /* Red zones surround staged buffers and runtime-owned heap ones. */
         if (g->redzones && rt_redzone_dir_written(t->dirs[i]) &&
@@ -322,6 +324,7 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     }
     if (rc)
         return hbg_graph_fail(g, rc, "task %u: more than %d producers", id, SP_MAX_PRODUCERS);
+    rt_subgraph_drop_inner_creators(&g->subgraph, deps);
     if (g->map.used > g->map_peak)
         g->map_peak = g->map.used;
     const uint32_t ndeps = deps->count;
@@ -507,9 +510,62 @@ static int op_error(sp_orch *o)
     return g->error;
 }
 
+/* ---- graph tasks (runtime/device/subgraph) -------------------------------- */
+
+static uint32_t sg_derived(sp_orch *o, int64_t id, int64_t *out, uint32_t max)
+{
+    const hbg_graph *g = (const hbg_graph *)o;
+    const hbg_build_task *t = &g->tasks[id];
+    for (uint32_t i = 0; i < t->dep_count && i < max; i++)
+        out[i] = g->deps[t->deps_begin + i].producer;
+    return t->dep_count;
+}
+
+static int64_t sg_next_id(sp_orch *o)
+{
+    return ((const hbg_graph *)o)->task_count;
+}
+
+static int64_t sg_live_below(sp_orch *o)
+{
+    (void)o;
+    return 0; /* the whole graph is kept: every edge is derived */
+}
+
+static int sg_scope_mode(sp_orch *o)
+{
+    return scope_mode((const hbg_graph *)o);
+}
+
+static int sg_fail(sp_orch *o, int status, const char *msg)
+{
+    return hbg_graph_fail((hbg_graph *)o, status, "%s", msg);
+}
+
+static const rt_subgraph_hooks hbg_subgraph_hooks = {
+    .derived = sg_derived,
+    .next_id = sg_next_id,
+    .live_below = sg_live_below,
+    .scope_mode = sg_scope_mode,
+    .fail = sg_fail,
+};
+
+/* Host bytes for one build's graph-task records (the store keeps them). */
+#define HBG_GRAPH_RECORD_BYTES ((size_t)4 << 20)
+
 static int64_t op_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
 {
-    return rt_orch_submit_graph_direct(o, fn, a, key);
+    hbg_graph *g = (hbg_graph *)o;
+    if (refuse_foreign(g, "submit_graph"))
+        return SP_EORCH_THREAD;
+    if (g->error)
+        return g->error;
+    /* The region on the first graph task: a build without one costs nothing;
+     * without room, every graph task runs its body one by one. */
+    rt_host_scratch *rs = &g->store[HBG_STORE_GRAPHS];
+    if (!g->subgraph.mem && rt_host_scratch_reserve(rs, HBG_GRAPH_RECORD_BYTES) == SP_OK)
+        rt_subgraph_init(&g->subgraph, &hbg_subgraph_hooks, rs->ptr, rs->cap);
+    return rt_subgraph_submit(&g->subgraph, o, fn, a, key);
 }
 
 static const sp_orch_ops hbg_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
@@ -527,6 +583,7 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const rt_loaded_callabl
     g->heap_bytes = heap_bytes;
     g->buffers = buffers;
     g->buffer_count = buffer_count;
+    rt_subgraph_init(&g->subgraph, &hbg_subgraph_hooks, NULL, 0);
     for (uint32_t i = 0; i < buffer_count && i < SP_MAX_RUN_TENSORS; i++)
         g->ranges[i] = (rt_range){.dev = buffers[i].dev, .bytes = buffers[i].bytes};
     /* Validation reads the callable as device code does (the same table

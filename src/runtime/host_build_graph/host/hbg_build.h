@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "runtime/device/sched_pass.h"
+#include "runtime/device/subgraph.h"
 #include "runtime/device/task_check.h"
 #include "runtime/device/tensormap.h"
 #include "runtime/host/dev_callable_write.h"
@@ -63,6 +64,7 @@ enum {
     HBG_STORE_MAP,
     HBG_STORE_STATE,    /* hbg_store_state */
     HBG_STORE_CALLABLE, /* the callable's device view, for rt_task_validate */
+    HBG_STORE_GRAPHS,   /* graph-task records (rt_subgraph), reserved at the first one */
     HBG_STORE_BUFFERS,
 };
 _Static_assert(HBG_STORE_BUFFERS <= SP_HOST_SCRATCH_SLOT_BUFFERS, "a slot holds the store");
@@ -115,6 +117,7 @@ typedef struct hbg_graph {
 
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;
+    rt_subgraph subgraph; /* graph tasks recorded in this build */
 
     /* The graph limit (sp_call_config.graph_tasks / graph_bytes), and the
      * store's capacities when the build began: a failed build gives back

@@ -14,6 +14,7 @@
 #include "runtime/device/fault_claim.h"
 #include "runtime/device/redzone_check.h"
 #include "runtime/device/sched_pass.h"
+#include "runtime/device/subgraph.h"
 #include "runtime/device/task_check.h"
 #include "runtime/device/tensormap.h"
 #include "runtime/device/trace_write.h"
@@ -94,6 +95,8 @@ typedef struct tmr_orch {
     uint64_t static_top;                /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;
+    rt_subgraph subgraph; /* graph tasks recorded in this run (region: the heap's far end) */
+    bool subgraph_tried;  /* the region was carved, or could not be */
     char msg[256];
     rt_trace_writer trace; /* the orchestrator's records (level >= 3) */
     pthread_t thread;      /* the one thread sp_orch may be called from */

@@ -35,6 +35,7 @@ static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    rt_subgraph_note(&o->subgraph, msg, sizeof msg);
     tmr_fail(o->ctl, status, msg);
     return status;
 }
@@ -353,7 +354,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         sp_tensor *d = &t->tensors[i];
         *d = *x;
         rt_tensor_rehome(d, &o->home[i]);
-        rc = rt_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
+        if (!rt_subgraph_skips_map(&o->subgraph, task->dirs[i]))
+            rc = rt_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
         t->args[i] = (uint64_t)(uintptr_t)d;
         /* Red zones surround staged buffers and runtime-owned heap ones. */
         if (rz && rt_redzone_dir_written(task->dirs[i]) &&
@@ -363,6 +365,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     }
     for (int i = 0; i < task->scalar_count; i++)
         t->args[task->tensor_count + i] = task->scalars[i];
+    rt_subgraph_drop_inner_creators(&o->subgraph, deps);
     if (rc == SP_OK && deps->count > TMR_MAX_HOLDS)
         rc = SP_EGRAPH_LIMIT;
     if (rc) {
@@ -609,9 +612,80 @@ static int op_error(sp_orch *so)
     return orch_error((tmr_orch *)so);
 }
 
-static int64_t op_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
+/* ---- graph tasks (runtime/device/subgraph) -------------------------------- */
+
+static uint32_t sg_derived(sp_orch *so, int64_t id, int64_t *out, uint32_t max)
 {
-    return rt_orch_submit_graph_direct(o, fn, a, key);
+    const tmr_orch *o = (const tmr_orch *)so;
+    (void)id; /* o->deps still holds the producers of the last submit, `id` */
+    for (uint32_t i = 0; i < o->deps.count && i < max; i++)
+        out[i] = o->deps.producer[i];
+    return o->deps.count;
+}
+
+static int64_t sg_next_id(sp_orch *so)
+{
+    /* Relaxed: only this thread writes it. */
+    return atomic_load_explicit(&((tmr_orch *)so)->ctl->submitted, memory_order_relaxed);
+}
+
+static int64_t sg_live_below(sp_orch *so)
+{
+    /* Relaxed: only this thread retires. */
+    return atomic_load_explicit(&((tmr_orch *)so)->ctl->retired, memory_order_relaxed);
+}
+
+static int sg_scope_mode(sp_orch *so)
+{
+    const tmr_orch *o = (const tmr_orch *)so;
+    return o->scope_depth ? o->scopes[o->scope_depth - 1].mode : SP_SCOPE_AUTO;
+}
+
+static int sg_fail(sp_orch *so, int status, const char *msg)
+{
+    return orch_fail((tmr_orch *)so, status, "%s", msg);
+}
+
+static const rt_subgraph_hooks tmr_subgraph_hooks = {
+    .derived = sg_derived,
+    .next_id = sg_next_id,
+    .live_below = sg_live_below,
+    .scope_mode = sg_scope_mode,
+    .fail = sg_fail,
+};
+
+/* The records' region: an eighth of the heap, at most 1 MiB, carved from
+ * its far end like sp_alloc_tensor's at the run's first graph task (a run
+ * without one keeps its whole heap). Only if it is free right now: a run
+ * never waits, or fails, for it; without it every graph task runs its body
+ * one by one. */
+#define TMR_GRAPH_RECORD_MAX (1ull << 20)
+#define TMR_GRAPH_RECORD_MIN (16ull << 10)
+
+static void carve_graph_region(tmr_orch *o)
+{
+    o->subgraph_tried = true;
+    uint64_t bytes = o->ctl->heap_bytes / 8;
+    bytes = (bytes > TMR_GRAPH_RECORD_MAX ? TMR_GRAPH_RECORD_MAX : bytes) & ~(uint64_t)63;
+    if (bytes < TMR_GRAPH_RECORD_MIN || bytes > o->static_top)
+        return;
+    uint64_t top = o->static_top - bytes;
+    if (!room_for(o, WAIT_STATIC, top))
+        return;
+    o->static_top = top;
+    o->heap.size = top;
+    rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks,
+                     (void *)(uintptr_t)(o->ctl->heap_base + top), bytes);
+}
+
+static int64_t op_submit_graph(sp_orch *so, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
+{
+    tmr_orch *o = (tmr_orch *)so;
+    if (refuse_foreign(o, "submit_graph"))
+        return SP_EORCH_THREAD;
+    if (!o->subgraph_tried)
+        carve_graph_region(o);
+    return rt_subgraph_submit(&o->subgraph, so, fn, a, key);
 }
 
 static const sp_orch_ops tmr_orch_ops = RT_ORCH_OPS(op, op_submit, rt_orch_log);
@@ -645,6 +719,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->thread = pthread_self(); /* boot runs on the thread that runs the entry */
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
+    rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks, NULL, 0);
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
         o->ranges[i] =
             (rt_range){.dev = c->args.tensors[i].addr, .bytes = c->args.tensors[i].buf_bytes};
