@@ -20,7 +20,7 @@
 #include "simpler/types.h"
 
 #define HBG_IMAGE_MAGIC 0x4547414d49474248ull /* "HBGIMAGE" */
-#define HBG_IMAGE_VERSION 2u
+#define HBG_IMAGE_VERSION 3u                  /* 3: predicates */
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
@@ -46,12 +46,23 @@ typedef struct hbg_task {
     uint32_t block_num;
     int32_t kernel[3]; /* kernel-table index per lane, -1 for none */
     uint8_t shape;     /* sp_task_shape */
-    uint8_t pad[3];
+    uint8_t pred_op;   /* sp_pred_op: SP_PRED_NONE, or the task runs only if the predicate holds */
+    uint8_t pred_dtype;
+    /* HBG_PRED_UNDECIDED until the first pop of one of its blocks decides
+     * (a CAS: every block follows the one verdict); a replay resets it. */
+    _Atomic uint8_t pred_state;
     _Atomic uint32_t fanin_left;  /* producers not yet complete */
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block index to dispatch */
     uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
+    /* The predicate's element: an absolute device address (a replay that
+     * moves tensors relocates it like the tensor descriptors' addrs). */
+    uint64_t pred_addr;
+    int64_t pred_value;
 } hbg_task;
+
+/* hbg_task.pred_state. */
+enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2 };
 
 typedef struct hbg_image {
     uint64_t magic;
@@ -69,6 +80,7 @@ typedef struct hbg_image {
     uint64_t timeout_ns;                     /* per-task scheduler timeout, 0 = none */
     uint64_t trace;                          /* device address of an rt_trace_buf, 0 = off */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
+    _Atomic uint32_t skipped;                /* of them, predicated off (sp_run_stats.skipped) */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
     rt_fault_report fault;                   /* the first kernel fault, if any */
     rt_overrun_report overrun;               /* checking mode: the first red zone damaged */

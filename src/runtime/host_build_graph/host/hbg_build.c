@@ -261,7 +261,7 @@ static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
         (rc = grow32(g, &st[HBG_STORE_IMAGE], HBG_IMAGE_TENSORS_OFF, (void **)&g->tensors,
                      &g->tensor_cap, g->tensor_count, ntensors, sizeof *g->tensors)))
         return rc;
-    return map_reserve(g, ntensors);
+    return map_reserve(g, ntensors + 1u); /* and the predicate's access */
 }
 
 static int64_t op_submit(sp_orch *o, sp_task *t)
@@ -283,7 +283,8 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
 
     const uint32_t ntensors = t->tensor_count, nargs = ntensors + t->scalar_count;
     if ((id >= g->task_cap || g->arg_count + nargs > g->arg_cap ||
-         g->tensor_count + ntensors > g->tensor_cap || g->map.capacity - g->map.used < ntensors) &&
+         g->tensor_count + ntensors > g->tensor_cap ||
+         g->map.capacity - g->map.used < ntensors + 1u) &&
         (rc = reserve_task(g, nargs, ntensors)) != SP_OK)
         return grow_fail(g, rc, id);
 
@@ -320,6 +321,9 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
              ((d->flags & SP_TENSOR_RUNTIME_OWNED) && in_heap(g, d->addr, d->buf_bytes))))
             check_mask |= 1u << i;
     }
+    /* The predicate's element is read: the task waits for its writers. */
+    if (rc == SP_OK && g->pred.op != SP_PRED_NONE)
+        rc = rt_tensormap_access(&g->map, id, &g->pred.view, SP_IN, manual, deps);
     if (rc)
         return hbg_graph_fail(g, rc, "task %u: more than %d producers", id, SP_MAX_PRODUCERS);
     if (g->map.used > g->map_peak)
@@ -348,7 +352,12 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         .dep_count = ndeps,
         .deps_begin = g->dep_count,
         .check_mask = check_mask,
+        .pred_op = g->pred.op,
+        .pred_dtype = g->pred.dtype,
+        .pred_addr = g->pred.addr,
+        .pred_value = g->pred.value,
     };
+    g->pred_tasks += g->pred.op != SP_PRED_NONE;
     g->queue_blocks[rt_queue_of_shape(t->shape)] += t->block_num;
     g->arg_count += nargs;
     g->tensor_count += ntensors;
@@ -544,6 +553,7 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const rt_loaded_callabl
         .memo = g->memo,
         .view = &g->view,
         .home = g->home,
+        .pred = &g->pred,
     };
 
     /* The arrays start where the last build left them: same capacity, warm. */

@@ -11,7 +11,7 @@
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 
 /* Tasks are written field by field: every byte must be a named field. */
-_Static_assert(sizeof(hbg_task) == 12 * sizeof(uint32_t), "hbg_task has no implicit padding");
+_Static_assert(sizeof(hbg_task) == 16 * sizeof(uint32_t), "hbg_task has no implicit padding");
 
 int hbg_layout_compute(const hbg_graph *g, hbg_layout *l)
 {
@@ -98,7 +98,11 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
         t->block_num = bt->block_num;
         memcpy(t->kernel, bt->kernel, sizeof t->kernel);
         t->shape = bt->shape;
-        memset(t->pad, 0, sizeof t->pad);
+        t->pred_op = bt->pred_op;
+        t->pred_dtype = bt->pred_dtype;
+        atomic_init(&t->pred_state, HBG_PRED_UNDECIDED);
+        t->pred_addr = bt->pred_addr;
+        t->pred_value = bt->pred_value;
         atomic_init(&t->fanin_left, bt->dep_count);
         atomic_init(&t->blocks_left, bt->block_num);
         atomic_init(&t->next_block, 0);
