@@ -1,8 +1,8 @@
 /* SP_TRACE_FORMAT_DOT: the run's dependency graph in Graphviz DOT
  * (`dot -Tsvg out.dot`). Up to dot_detail_max tasks: a node per task
  * labelled by its kernel, shape and duration and filled in its kernel's
- * colour, one rank per depth (a task's depth is 1 + its deepest
- * producer's), an edge per dependency labelled and coloured by its kind,
+ * colour (a predicated task that was skipped: dashed, "skipped"), one rank per depth (a task's
+ * depth is 1 + its deepest producer's), an edge per dependency labelled and coloured by its kind,
  * the critical path in bold red. Past that, a summary that stays readable:
  * one node per kernel per depth band (task count, mean duration), one edge
  * per pair of groups with the number of dependencies it stands for. */
@@ -64,9 +64,15 @@ static int write_detail(trace_model *m, FILE *f)
             double us = t->seen ? tm_span_us(t->start_ns, t->end_ns) : 0.0;
             fprintf(f, "    t%llu [label=\"", (unsigned long long)i);
             dstr(f, t->seen ? tm_kernel_name(m, t->func_id) : "?");
-            fprintf(f, "\\n#%llu %s %.1f us\", fillcolor=\"%s80\"%s%s];\n", (unsigned long long)i,
-                    tm_shape_name(t->shape), us, tm_kernel_colour(m, t->seen ? t->func_id : -1),
-                    t->shape == SP_SHAPE_DUMMY ? ", style=\"rounded,filled,dashed\"" : "",
+            char took[32];
+            if (t->skipped)
+                snprintf(took, sizeof took, "skipped");
+            else
+                snprintf(took, sizeof took, "%.1f us", us);
+            fprintf(f, "\\n#%llu %s %s\", fillcolor=\"%s80\"%s%s];\n", (unsigned long long)i,
+                    tm_shape_name(t->shape), took, tm_kernel_colour(m, t->seen ? t->func_id : -1),
+                    t->skipped || t->shape == SP_SHAPE_DUMMY ? ", style=\"rounded,filled,dashed\""
+                                                             : "",
                     t->critical ? ", color=red, penwidth=3" : "");
         }
         fputs("  }\n", f);
