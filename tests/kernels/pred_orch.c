@@ -8,15 +8,16 @@
 enum { K_ROUTE = 0, K_MARK = 1, K_DOUBLE = 2, K_SUM = 3, K_SPIN = 4 };
 
 enum {
-    MODE_ROUTED = 0,     /* a router writes flags; predicated tasks on them, chains behind */
-    MODE_STAGED = 1,     /* the same graph, predicates on the staged src (no producer) */
-    MODE_BAD_OUT = 2,    /* refusals, one each: a predicated task with an SP_OUT */
-    MODE_BAD_DTYPE = 3,  /* a predicate on an f32 tensor */
-    MODE_BAD_INDEX = 4,  /* element n of an n-element tensor */
-    MODE_BAD_OP = 5,     /* op 9 */
-    MODE_BAD_NULL = 6,   /* a NULL tensor */
-    MODE_BENCH_PRED = 7, /* n spin tasks, each predicated on src[i] == 1 */
-    MODE_BENCH_FULL = 8, /* the same n spin tasks, none predicated */
+    MODE_ROUTED = 0,       /* a router writes flags; predicated tasks on them, chains behind */
+    MODE_STAGED = 1,       /* the same graph, predicates on the staged src (no producer) */
+    MODE_BAD_OUT = 2,      /* refusals, one each: a predicated task with an SP_OUT */
+    MODE_BAD_DTYPE = 3,    /* a predicate on an f32 tensor */
+    MODE_BAD_INDEX = 4,    /* element n of an n-element tensor */
+    MODE_BAD_OP = 5,       /* op 9 */
+    MODE_BAD_NULL = 6,     /* a NULL tensor */
+    MODE_BENCH_PRED = 7,   /* n spin tasks, each predicated on src[i] == 1 */
+    MODE_BENCH_FULL = 8,   /* the same n spin tasks, none predicated */
+    MODE_ROUTED_FRESH = 9, /* MODE_ROUTED with the router's flags a fresh (runtime-owned) output */
 };
 
 SP_ORCH_CONFIG(pred_orch_config)
@@ -31,7 +32,7 @@ static int64_t pred_value(int64_t i, uint64_t seed)
     return (int64_t)(((uint64_t)i * 2654435761u + seed) % 7) - 3;
 }
 
-static int64_t submit_graph(sp_orch *o, const sp_args *args, bool routed)
+static int64_t submit_graph(sp_orch *o, const sp_args *args, bool routed, bool fresh)
 {
     sp_tensor flags = args->tensors[0], src = args->tensors[1];
     sp_tensor out = args->tensors[2], out2 = args->tensors[3], out3 = args->tensors[4];
@@ -41,7 +42,12 @@ static int64_t submit_graph(sp_orch *o, const sp_args *args, bool routed)
     if (routed) {
         sp_task t = sp_task_aiv(K_ROUTE);
         sp_task_in(&t, &src);
-        sp_task_arg(&t, &flags, SP_OUT_EXISTING);
+        if (fresh) {
+            flags = sp_tensor_spec(SP_DTYPE_I32, 1, &n);
+            sp_task_out(&t, &flags);
+        } else {
+            sp_task_arg(&t, &flags, SP_OUT_EXISTING);
+        }
         if (sp_submit(o, &t) < 0)
             return -1;
     }
@@ -152,7 +158,8 @@ SP_ORCHESTRATION(pred_orch)
     switch (mode) {
     case MODE_ROUTED:
     case MODE_STAGED:
-        submit_graph(o, args, mode == MODE_ROUTED);
+    case MODE_ROUTED_FRESH:
+        submit_graph(o, args, mode != MODE_STAGED, mode == MODE_ROUTED_FRESH);
         break;
     case MODE_BENCH_PRED:
     case MODE_BENCH_FULL:
