@@ -18,6 +18,7 @@ enum {
     MODE_BENCH_PRED = 7,   /* n spin tasks, each predicated on src[i] == 1 */
     MODE_BENCH_FULL = 8,   /* the same n spin tasks, none predicated */
     MODE_ROUTED_FRESH = 9, /* MODE_ROUTED with the router's flags a fresh (runtime-owned) output */
+    MODE_STAGED_VIEW = 10, /* MODE_STAGED through a strided view of src (see below) */
 };
 
 SP_ORCH_CONFIG(pred_orch_config)
@@ -39,6 +40,21 @@ static int64_t submit_graph(sp_orch *o, const sp_args *args, bool routed, bool f
     int64_t n = (int64_t)args->scalars[1];
     uint64_t seed = args->scalars[2];
     sp_tensor *pred = routed ? &flags : &src;
+    /* MODE_STAGED_VIEW: the predicates' tensor is the [2, h] view of src
+     * at offset 1 with strides {1, 2} (h = (n - 1) / 2), so element i of
+     * it is src[1 + i / h + 2 * (i % h)]; the graph has 2h steps. */
+    sp_tensor view = src;
+    if (args->scalars[0] == MODE_STAGED_VIEW) {
+        int64_t h = (n - 1) / 2;
+        view.ndim = 2;
+        view.offset = 1;
+        view.shape[0] = 2;
+        view.shape[1] = h;
+        view.strides[0] = 1;
+        view.strides[1] = 2;
+        pred = &view;
+        n = 2 * h;
+    }
     if (routed) {
         sp_task t = sp_task_aiv(K_ROUTE);
         sp_task_in(&t, &src);
@@ -159,7 +175,9 @@ SP_ORCHESTRATION(pred_orch)
     case MODE_ROUTED:
     case MODE_STAGED:
     case MODE_ROUTED_FRESH:
-        submit_graph(o, args, mode != MODE_STAGED, mode == MODE_ROUTED_FRESH);
+    case MODE_STAGED_VIEW:
+        submit_graph(o, args, mode == MODE_ROUTED || mode == MODE_ROUTED_FRESH,
+                     mode == MODE_ROUTED_FRESH);
         break;
     case MODE_BENCH_PRED:
     case MODE_BENCH_FULL:

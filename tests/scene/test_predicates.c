@@ -42,6 +42,7 @@ enum {
     MODE_BENCH_PRED = 7,
     MODE_BENCH_FULL = 8,
     MODE_ROUTED_FRESH = 9,
+    MODE_STAGED_VIEW = 10,
 };
 
 #define MAX_N 1024
@@ -170,11 +171,28 @@ typedef struct reference {
     uint64_t tasks, skip_count;
 } reference;
 
-static void reference_run(reference *ref, bool routed, int64_t n, uint64_t seed)
+/* Element i of the predicates' tensor: src itself (the router copies src
+ * into flags first), or pred_orch.c's strided view of it. */
+static int64_t pred_elem(int mode, int64_t n, int64_t i)
+{
+    if (mode != MODE_STAGED_VIEW)
+        return src[i];
+    int64_t h = (n - 1) / 2;
+    return src[1 + i / h + 2 * (i % h)];
+}
+
+static void reference_run(reference *ref, int mode, int64_t tensor_n, uint64_t seed)
 {
     memset(ref, 0, sizeof *ref);
-    const int32_t *p = src; /* the router copies src into flags first */
-    uint64_t id = routed ? 1 : 0;
+    int64_t n = mode == MODE_STAGED_VIEW ? 2 * ((tensor_n - 1) / 2) : tensor_n;
+    int64_t p[MAX_N];
+    for (int64_t i = 0; i < n; i++)
+        p[i] = pred_elem(mode, tensor_n, i);
+    uint64_t id = mode == MODE_STAGED || mode == MODE_STAGED_VIEW ? 0 : 1;
+    for (int64_t i = 0; i < tensor_n; i++) {
+        ref->out[i] = PAT_OUT(i);
+        ref->out2[i] = PAT_OUT2(i);
+    }
     for (int64_t i = 0; i < n; i++) {
         bool run_p = holds(p[i], 1 + (int)(i % 6), pred_value(i, seed));
         ref->out[i] = run_p ? 1000 + i : PAT_OUT(i);
@@ -210,9 +228,8 @@ static void check_mode(int rt, int mode, int64_t n, uint64_t seed, uint32_t sche
                        uint32_t trace_level)
 {
     static reference ref;
-    const bool routed = mode != MODE_STAGED;
     fill(n, seed);
-    reference_run(&ref, routed, n, seed);
+    reference_run(&ref, mode, n, seed);
     sp_run_stats st;
     int rc = run(rt, mode, n, seed, sched_threads, trace_level, &st);
     const char *what = rt_name[rt];
@@ -314,6 +331,15 @@ Test(predicates, a_predicate_on_a_runtime_owned_output)
         }
 }
 
+/* A predicate through a 2-D view with an offset and strides: element i is
+ * the row-major i-th of the view, not of its buffer. */
+Test(predicates, a_predicate_on_a_strided_view)
+{
+    for (int rt = 0; rt < RT_COUNT; rt++)
+        for (uint64_t seed = 61; seed <= 63; seed++)
+            check_mode(rt, MODE_STAGED_VIEW, 201, seed, 0, 0);
+}
+
 Test(predicates, a_predicate_on_a_staged_input)
 {
     for (int rt = 0; rt < RT_COUNT; rt++)
@@ -335,7 +361,7 @@ Test(predicates, the_exporters_show_the_skipped_tasks)
     static reference ref;
     for (int rt = 0; rt < RT_COUNT; rt++) {
         check_graph(rt, true, 120, 41, 0, SP_TRACE_TASKS);
-        reference_run(&ref, true, 120, 41);
+        reference_run(&ref, MODE_ROUTED, 120, 41);
         char path[256];
         snprintf(path, sizeof path, "/tmp/sp_pred_%d_%s.stats.txt", (int)getpid(), rt_name[rt]);
         cr_assert_eq(sp_worker_write_trace(w[rt], SP_TRACE_FORMAT_STATS, path), SP_OK, "%s",
