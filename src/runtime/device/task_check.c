@@ -292,10 +292,7 @@ static bool dtype_is_integer(int dtype)
 static int check_predicate(const rt_task_check *c, uint64_t id, const sp_task *t, rt_task_pred *p)
 {
     unsigned long long tid = (unsigned long long)id;
-    p->op = p->dtype = 0;
-    p->addr = 0;
-    p->value = 0;
-    if (t->abi < 2 || t->pred_op == SP_PRED_NONE)
+    if (!rt_task_has_predicate(t))
         return SP_OK;
     if (t->pred_op > SP_PRED_GE)
         return fail(c, SP_EPREDICATE,
@@ -405,7 +402,8 @@ int rt_task_validate(const rt_task_check *c, uint64_t id, const sp_task *t, int3
     if (rc)
         return rc;
     rt_task_pred local_pred;
-    if ((rc = check_predicate(c, id, t, c->pred ? c->pred : &local_pred)) != SP_OK)
+    if (rt_task_has_predicate(t) &&
+        (rc = check_predicate(c, id, t, c->pred ? c->pred : &local_pred)) != SP_OK)
         return rc;
     for (int i = 0; i < t->dep_count; i++)
         if (t->deps[i] < 0 || (uint64_t)t->deps[i] >= id)

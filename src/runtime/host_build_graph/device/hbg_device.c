@@ -111,13 +111,14 @@ static void complete_task(hbg_rt *r, uint32_t task)
  * changes the element. Relaxed: the verdict is the only thing published
  * (the element's writers were ordered before by the queue hand-off), and
  * it changes once, from UNDECIDED, so a failed CAS reads the winner's. */
-static bool pred_skips(hbg_task *t)
+static bool pred_skips(const hbg_rt *r, hbg_task *t)
 {
     uint8_t st = atomic_load_explicit(&t->pred_state, memory_order_relaxed);
     if (st == HBG_PRED_UNDECIDED) {
-        uint8_t v = rt_pred_holds(t->pred_addr, t->pred_dtype, t->pred_op, t->pred_value)
-                        ? HBG_PRED_RUN
-                        : HBG_PRED_SKIP;
+        uint64_t addr = r->args[HBG_PRED_ADDR_WORD(t->args_begin)];
+        int64_t value = (int64_t)r->args[HBG_PRED_VALUE_WORD(t->args_begin)];
+        uint8_t v =
+            rt_pred_holds(addr, t->pred_dtype, t->pred_op, value) ? HBG_PRED_RUN : HBG_PRED_SKIP;
         st = atomic_compare_exchange_strong_explicit(&t->pred_state, &st, v, memory_order_relaxed,
                                                      memory_order_relaxed)
                  ? v
@@ -154,7 +155,7 @@ static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
     uint32_t v;
     while ((v = queue_pop(r, q)) != 0) {
         hbg_task *t = &r->tasks[v - 1];
-        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(t)) {
+        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(r, t)) {
             skip_block(r, v - 1);
             continue;
         }
@@ -223,7 +224,7 @@ static bool hook_pop_dummy(void *rt, uint64_t *task, uint64_t *submit_ns)
     uint32_t v;
     while ((v = queue_pop(r, SP_Q_DUMMY)) != 0) {
         hbg_task *t = &r->tasks[v - 1];
-        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(t)) {
+        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(r, t)) {
             skip_block(r, v - 1);
             continue;
         }

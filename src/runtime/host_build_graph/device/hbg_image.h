@@ -55,14 +55,19 @@ typedef struct hbg_task {
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block index to dispatch */
     uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
-    /* The predicate's element: an absolute device address (a replay that
-     * moves tensors relocates it like the tensor descriptors' addrs). */
-    uint64_t pred_addr;
-    int64_t pred_value;
 } hbg_task;
 
 /* hbg_task.pred_state. */
 enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2 };
+
+/* A predicated task's predicate lies in args[], in the HBG_PRED_WORDS
+ * words just before its arguments (so a task without one pays nothing):
+ * args[args_begin - 2] the element's device address (absolute, a tensor
+ * buffer address: a replay that moves tensors relocates it as it does the
+ * descriptors' addr fields), args[args_begin - 1] the constant (int64). */
+#define HBG_PRED_WORDS 2u
+#define HBG_PRED_ADDR_WORD(args_begin) ((args_begin)-2u)
+#define HBG_PRED_VALUE_WORD(args_begin) ((args_begin)-1u)
 
 typedef struct hbg_image {
     uint64_t magic;

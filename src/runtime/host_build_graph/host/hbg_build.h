@@ -34,10 +34,8 @@ typedef struct hbg_build_task {
     uint32_t fanout_count; /* consumers: counted as they are submitted */
     uint64_t deps_begin;
     uint32_t check_mask; /* checking mode: tensor arguments with red zones it may write */
-    uint8_t pred_dtype;
+    uint8_t pred_dtype;  /* a predicated task's words precede args_begin (HBG_PRED_WORDS) */
     uint8_t pad2[3];
-    uint64_t pred_addr; /* the predicate element's device address */
-    int64_t pred_value;
 } hbg_build_task;
 
 typedef struct hbg_dep {

@@ -11,7 +11,7 @@
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 
 /* Tasks are written field by field: every byte must be a named field. */
-_Static_assert(sizeof(hbg_task) == 16 * sizeof(uint32_t), "hbg_task has no implicit padding");
+_Static_assert(sizeof(hbg_task) == 12 * sizeof(uint32_t), "hbg_task has no implicit padding");
 
 int hbg_layout_compute(const hbg_graph *g, hbg_layout *l)
 {
@@ -101,8 +101,6 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
         t->pred_op = bt->pred_op;
         t->pred_dtype = bt->pred_dtype;
         atomic_init(&t->pred_state, HBG_PRED_UNDECIDED);
-        t->pred_addr = bt->pred_addr;
-        t->pred_value = bt->pred_value;
         atomic_init(&t->fanin_left, bt->dep_count);
         atomic_init(&t->blocks_left, bt->block_num);
         atomic_init(&t->next_block, 0);
@@ -121,6 +119,8 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
             dst[a] = desc_dev + src[a] * sizeof(sp_tensor);
         for (int a = bt->tensor_count; a < bt->tensor_count + bt->scalar_count; a++)
             dst[a] = src[a];
+        if (bt->pred_op != SP_PRED_NONE) /* its words before the arguments, as they are */
+            memcpy(dst - HBG_PRED_WORDS, src - HBG_PRED_WORDS, HBG_PRED_WORDS * sizeof *dst);
 
         /* Seed the ready queues: every block of every task without producers. */
         if (bt->dep_count == 0) {

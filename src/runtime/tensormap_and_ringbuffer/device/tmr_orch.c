@@ -255,7 +255,7 @@ static bool holds_at_or_before(const tmr_task *t, int64_t p)
 static int pred_pin(tmr_orch *o, const sp_task *task, int64_t id, int64_t retired, int64_t *pins,
                     int *npins)
 {
-    const sp_tensor *x = o->pred.op != SP_PRED_NONE ? task->pred_tensor : NULL;
+    const sp_tensor *x = rt_task_has_predicate(task) ? task->pred_tensor : NULL;
     if (!x || !(x->flags & SP_TENSOR_RUNTIME_OWNED) || x->owner_task == SP_NO_TASK)
         return SP_OK;
     if (x->owner_task < retired)
@@ -331,7 +331,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         return rc;
     }
     if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
-        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count + 1u))) {
+        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count + rt_task_has_predicate(task)))) {
         unpin(c, pins, npins);
         return rc;
     }
@@ -391,12 +391,15 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     for (int i = 0; i < task->scalar_count; i++)
         t->args[task->tensor_count + i] = task->scalars[i];
     /* The predicate's element is read: the task waits for its writers. */
-    t->pred_op = o->pred.op;
-    t->pred_dtype = o->pred.dtype;
-    t->pred_addr = o->pred.addr;
-    t->pred_value = o->pred.value;
-    if (rc == SP_OK && o->pred.op != SP_PRED_NONE)
-        rc = rt_tensormap_access(&o->map, id, &o->pred.view, SP_IN, manual, deps);
+    t->pred_op = SP_PRED_NONE;
+    if (rt_task_has_predicate(task)) {
+        t->pred_op = o->pred.op;
+        t->pred_dtype = o->pred.dtype;
+        t->pred_addr = o->pred.addr;
+        t->pred_value = o->pred.value;
+        if (rc == SP_OK)
+            rc = rt_tensormap_access(&o->map, id, &o->pred.view, SP_IN, manual, deps);
+    }
     if (rc == SP_OK && deps->count > TMR_MAX_HOLDS)
         rc = SP_EGRAPH_LIMIT;
     if (rc) {
@@ -429,7 +432,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
             (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED))
             keep = p;
     }
-    const sp_tensor *px = o->pred.op != SP_PRED_NONE ? task->pred_tensor : NULL;
+    const sp_tensor *px = rt_task_has_predicate(task) ? task->pred_tensor : NULL;
     if (px && px->owner_task != SP_NO_TASK && px->owner_task != id && px->owner_task >= retired &&
         px->owner_task < keep && (px->flags & SP_TENSOR_RUNTIME_OWNED))
         keep = px->owner_task; /* the predicate's buffer, read at pop */
