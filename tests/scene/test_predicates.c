@@ -453,7 +453,7 @@ Test(predicates, a_null_predicate_tensor_is_refused)
  * times are printed (cr_log_info, --verbose), never asserted. */
 #define BENCH_N 1000
 #define SPIN_NS 20000
-#define BENCH_ROUNDS 5
+#define BENCH_ROUNDS 9
 
 Test(predicates, half_predicated_off_against_all_run)
 {
