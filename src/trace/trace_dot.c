@@ -5,7 +5,8 @@
  * depth is 1 + its deepest producer's), an edge per dependency labelled and coloured by its kind,
  * the critical path in bold red. Past that, a summary that stays readable:
  * one node per kernel per depth band (task count, mean duration), one edge
- * per pair of groups with the number of dependencies it stands for. */
+ * per pair of groups with the number of dependencies it stands for (and
+ * how many of its tasks were skipped, the mean over those that ran). */
 #include <stdlib.h>
 
 #include "simpler/orchestration.h"
@@ -94,6 +95,7 @@ static int write_detail(trace_model *m, FILE *f)
 
 typedef struct group {
     uint64_t count, sum_ns;
+    uint64_t skipped; /* of count, predicated off (no duration: left out of the mean) */
     uint32_t depth_lo, depth_hi;
     int32_t func_id;
     bool critical;
@@ -137,6 +139,7 @@ static int write_summary(trace_model *m, FILE *f)
         x->depth_lo = t->depth < x->depth_lo ? t->depth : x->depth_lo;
         x->depth_hi = t->depth > x->depth_hi ? t->depth : x->depth_hi;
         x->count++;
+        x->skipped += t->skipped;
         x->sum_ns += t->seen && t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
         x->critical |= t->critical;
     }
@@ -160,9 +163,14 @@ static int write_summary(trace_model *m, FILE *f)
                 continue;
             fprintf(f, "    g%llu [label=\"", (unsigned long long)((uint64_t)b * slots + s));
             dstr(f, s == m->name_count ? "other kernels" : tm_kernel_name(m, x->func_id));
-            fprintf(f, "\\ndepth %u..%u\\n%llu tasks, mean %.1f us\", fillcolor=\"%s80\"%s];\n",
-                    x->depth_lo, x->depth_hi, (unsigned long long)x->count,
-                    x->sum_ns / 1e3 / (double)x->count, tm_kernel_colour(m, x->func_id),
+            uint64_t ran = x->count - x->skipped;
+            fprintf(f, "\\ndepth %u..%u\\n%llu tasks", x->depth_lo, x->depth_hi,
+                    (unsigned long long)x->count);
+            if (x->skipped)
+                fprintf(f, " (%llu skipped)", (unsigned long long)x->skipped);
+            fprintf(f, ", mean %.1f us\", fillcolor=\"%s80\"%s%s];\n",
+                    ran ? x->sum_ns / 1e3 / (double)ran : 0.0, tm_kernel_colour(m, x->func_id),
+                    ran ? "" : ", style=\"rounded,filled,dashed\"",
                     x->critical ? ", color=red, penwidth=3" : "");
         }
         fputs("  }\n", f);

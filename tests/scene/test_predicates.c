@@ -21,6 +21,7 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 #include "simpler/trace.h"
+#include "simpler/trace_export.h"
 #include "simpler/worker.h"
 
 #define HBG_MODULE SP_MODULE_DIR "/libsimpler_hbg_sim.so"
@@ -396,6 +397,37 @@ Test(predicates, the_exporters_show_the_skipped_tasks)
                          rt_name[rt], formats[k], (unsigned long long)hits, marks[k],
                          (unsigned long long)ref.skip_count);
         }
+    }
+}
+
+/* Past SP_TRACE_DOT_DETAIL_MAX tasks the DOT is a summary: its groups
+ * count their skipped tasks, and the counts add up to the run's. */
+Test(predicates, the_dot_summary_counts_the_skipped_tasks)
+{
+    static reference ref;
+    for (int rt = 0; rt < RT_COUNT; rt++) {
+        check_graph(rt, true, 300, 43, 0, SP_TRACE_TASKS);
+        reference_run(&ref, MODE_ROUTED, 300, 43);
+        cr_assert_gt(ref.tasks, SP_TRACE_DOT_DETAIL_MAX);
+        char path[256], line[1024];
+        snprintf(path, sizeof path, "/tmp/sp_pred_%d_%s.dot", (int)getpid(), rt_name[rt]);
+        cr_assert_eq(sp_worker_write_trace(w[rt], SP_TRACE_FORMAT_DOT, path), SP_OK, "%s",
+                     sp_worker_last_error(w[rt]));
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        unsigned long long sum = 0, k;
+        bool summary = false;
+        while (fgets(line, sizeof line, f)) {
+            summary |= strstr(line, "dependency summary") != NULL;
+            for (const char *p = line; (p = strstr(p, " tasks (")) != NULL; p++)
+                if (sscanf(p, " tasks (%llu skipped)", &k) == 1)
+                    sum += k;
+        }
+        fclose(f);
+        remove(path);
+        cr_assert(summary, "%s: not a summary", rt_name[rt]);
+        cr_assert_eq(sum, ref.skip_count, "%s: the groups count %llu skipped, the run %llu",
+                     rt_name[rt], sum, (unsigned long long)ref.skip_count);
     }
 }
 
