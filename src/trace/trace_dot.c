@@ -1,11 +1,12 @@
 /* SP_TRACE_FORMAT_DOT: the run's dependency graph in Graphviz DOT
  * (`dot -Tsvg out.dot`). Up to dot_detail_max tasks: a node per task
  * labelled by its kernel, shape and duration and filled in its kernel's
- * colour, one rank per depth (a task's depth is 1 + its deepest
- * producer's), an edge per dependency labelled and coloured by its kind,
+ * colour (a predicated task that was skipped: dashed, "skipped"), one rank per depth (a task's
+ * depth is 1 + its deepest producer's), an edge per dependency labelled and coloured by its kind,
  * the critical path in bold red. Past that, a summary that stays readable:
  * one node per kernel per depth band (task count, mean duration), one edge
- * per pair of groups with the number of dependencies it stands for. */
+ * per pair of groups with the number of dependencies it stands for (and
+ * how many of its tasks were skipped, the mean over those that ran). */
 #include <stdlib.h>
 
 #include "simpler/orchestration.h"
@@ -64,9 +65,15 @@ static int write_detail(trace_model *m, FILE *f)
             double us = t->seen ? tm_span_us(t->start_ns, t->end_ns) : 0.0;
             fprintf(f, "    t%llu [label=\"", (unsigned long long)i);
             dstr(f, t->seen ? tm_kernel_name(m, t->func_id) : "?");
-            fprintf(f, "\\n#%llu %s %.1f us\", fillcolor=\"%s80\"%s%s];\n", (unsigned long long)i,
-                    tm_shape_name(t->shape), us, tm_kernel_colour(m, t->seen ? t->func_id : -1),
-                    t->shape == SP_SHAPE_DUMMY ? ", style=\"rounded,filled,dashed\"" : "",
+            char took[32];
+            if (t->skipped)
+                snprintf(took, sizeof took, "skipped");
+            else
+                snprintf(took, sizeof took, "%.1f us", us);
+            fprintf(f, "\\n#%llu %s %s\", fillcolor=\"%s80\"%s%s];\n", (unsigned long long)i,
+                    tm_shape_name(t->shape), took, tm_kernel_colour(m, t->seen ? t->func_id : -1),
+                    t->skipped || t->shape == SP_SHAPE_DUMMY ? ", style=\"rounded,filled,dashed\""
+                                                             : "",
                     t->critical ? ", color=red, penwidth=3" : "");
         }
         fputs("  }\n", f);
@@ -88,6 +95,7 @@ static int write_detail(trace_model *m, FILE *f)
 
 typedef struct group {
     uint64_t count, sum_ns;
+    uint64_t skipped; /* of count, predicated off (no duration: left out of the mean) */
     uint32_t depth_lo, depth_hi;
     int32_t func_id;
     bool critical;
@@ -131,6 +139,7 @@ static int write_summary(trace_model *m, FILE *f)
         x->depth_lo = t->depth < x->depth_lo ? t->depth : x->depth_lo;
         x->depth_hi = t->depth > x->depth_hi ? t->depth : x->depth_hi;
         x->count++;
+        x->skipped += t->skipped;
         x->sum_ns += t->seen && t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
         x->critical |= t->critical;
     }
@@ -154,9 +163,14 @@ static int write_summary(trace_model *m, FILE *f)
                 continue;
             fprintf(f, "    g%llu [label=\"", (unsigned long long)((uint64_t)b * slots + s));
             dstr(f, s == m->name_count ? "other kernels" : tm_kernel_name(m, x->func_id));
-            fprintf(f, "\\ndepth %u..%u\\n%llu tasks, mean %.1f us\", fillcolor=\"%s80\"%s];\n",
-                    x->depth_lo, x->depth_hi, (unsigned long long)x->count,
-                    x->sum_ns / 1e3 / (double)x->count, tm_kernel_colour(m, x->func_id),
+            uint64_t ran = x->count - x->skipped;
+            fprintf(f, "\\ndepth %u..%u\\n%llu tasks", x->depth_lo, x->depth_hi,
+                    (unsigned long long)x->count);
+            if (x->skipped)
+                fprintf(f, " (%llu skipped)", (unsigned long long)x->skipped);
+            fprintf(f, ", mean %.1f us\", fillcolor=\"%s80\"%s%s];\n",
+                    ran ? x->sum_ns / 1e3 / (double)ran : 0.0, tm_kernel_colour(m, x->func_id),
+                    ran ? "" : ", style=\"rounded,filled,dashed\"",
                     x->critical ? ", color=red, penwidth=3" : "");
         }
         fputs("  }\n", f);

@@ -9,7 +9,9 @@
  * complete ("X") event named by its kernel; each dependency edge is one
  * flow arrow ("s" at the producer's end, "f" at the consumer's start). The
  * critical path: args.critical on its slices, its flows in category
- * "critical" with their own colour. */
+ * "critical" with their own colour. A predicated task retired without
+ * running is an instant event "skipped <kernel>" (category "skipped") on
+ * its scheduler thread. */
 #include <string.h>
 
 #include "simpler/status.h"
@@ -107,6 +109,25 @@ static void task_event(json_out *j, trace_model *m, const sp_trace_record *r)
     fputs("}}", j->f);
 }
 
+/* A predicated task retired without running: an instant event on the
+ * scheduler thread that retired it, named "skipped <kernel>". */
+static void skipped_event(json_out *j, trace_model *m, const sp_trace_record *r)
+{
+    const tm_task *t = &m->tasks[r->task];
+    char name[96];
+    snprintf(name, sizeof name, "skipped %s", tm_kernel_name(m, r->func_id));
+    sep(j);
+    fprintf(j->f,
+            "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"name\":", PID_SCHED,
+            r->thread, tm_us(m, r->end_ns));
+    jstr(j->f, name);
+    fprintf(j->f,
+            ",\"cat\":\"skipped\",\"cname\":\"grey\",\"args\":{\"task\":%llu,\"func_id\":%d,"
+            "\"shape\":\"%s\",\"skipped\":true,\"depth\":%u,\"ready_us\":%.3f,\"critical\":%s}}",
+            (unsigned long long)r->task, r->func_id, tm_shape_name(r->shape), t->depth,
+            tm_us(m, t->ready_ns), t->critical ? "true" : "false");
+}
+
 /* The block's wait on its core, dispatch -> start, on the core's queue row. */
 static void queued_event(json_out *j, trace_model *m, uint64_t i)
 {
@@ -197,11 +218,12 @@ int tm_write_json(trace_model *m, FILE *f)
     fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"runtime\":", f);
     jstr(f, m->runtime);
     fprintf(f,
-            ",\"tasks\":%llu,\"edges\":%llu,\"records_dropped\":%llu,\"edges_dropped\":%llu,"
+            ",\"tasks\":%llu,\"skipped\":%llu,\"edges\":%llu,\"records_dropped\":%llu,"
+            "\"edges_dropped\":%llu,"
             "\"critical_path_us\":%.3f,\"critical_path_tasks\":%llu},\"traceEvents\":[",
-            (unsigned long long)m->task_count, (unsigned long long)tr->edge_count,
-            (unsigned long long)tr->records_dropped, (unsigned long long)tr->edges_dropped,
-            m->cp_ns / 1e3, (unsigned long long)m->cp_tasks);
+            (unsigned long long)m->task_count, (unsigned long long)m->skipped,
+            (unsigned long long)tr->edge_count, (unsigned long long)tr->records_dropped,
+            (unsigned long long)tr->edges_dropped, m->cp_ns / 1e3, (unsigned long long)m->cp_tasks);
     tracks(&j, m);
 
     static const char *const phase[SP_TRACE_PHASES] = {"stage", "orchestrate", "wire", "upload"};
@@ -221,6 +243,9 @@ int tm_write_json(trace_model *m, FILE *f)
         case SP_TRACE_DUMMY:
             task_event(&j, m, r);
             queued_event(&j, m, i);
+            break;
+        case SP_TRACE_SKIPPED:
+            skipped_event(&j, m, r);
             break;
         case SP_TRACE_SCHED_PASS:
             span(&j, m, PID_SCHED, r->thread, "pass", "sched", r->dispatch_ns, r->end_ns);

@@ -196,6 +196,10 @@ int tm_build(trace_model *m, const sp_run_trace *tr, const sp_trace_info *info)
         if (!tm_is_task_record(r))
             continue;
         tm_task *t = &m->tasks[r->task];
+        if (r->kind == SP_TRACE_SKIPPED && !t->skipped) {
+            t->skipped = true;
+            m->skipped++;
+        }
         if (!t->seen) {
             t->seen = true;
             t->shape = r->shape;

@@ -19,6 +19,7 @@
 typedef struct tm_task {
     bool seen;            /* a record names it */
     bool critical;        /* on the critical path */
+    bool skipped;         /* predicated off: retired without running (SP_TRACE_SKIPPED) */
     uint8_t shape;        /* sp_task_shape */
     int32_t func_id;      /* of its first lane with a kernel, -1 for dummies */
     uint32_t depth;       /* 0 for a root, else 1 + its deepest producer's */
@@ -43,6 +44,7 @@ typedef struct trace_model {
     const sp_run_stats *stats; /* may be NULL */
     const char *runtime;       /* "hbg" / "tmr" / "" */
     uint64_t task_count;       /* 1 + highest task id recorded */
+    uint64_t skipped;          /* tasks with an SP_TRACE_SKIPPED record */
     tm_task *tasks;
     tm_name *names; /* the callable's kernels, in its order */
     uint32_t name_count;
@@ -76,7 +78,7 @@ void tm_core_place(const trace_model *m, uint32_t core, uint32_t *cluster, uint3
 bool tm_edge_critical(const trace_model *m, uint64_t producer, uint64_t consumer);
 static inline bool tm_is_task_record(const sp_trace_record *r)
 {
-    return r->kind == SP_TRACE_SLICE || r->kind == SP_TRACE_DUMMY;
+    return r->kind == SP_TRACE_SLICE || r->kind == SP_TRACE_DUMMY || r->kind == SP_TRACE_SKIPPED;
 }
 /* Microseconds since t0, for the exports. */
 static inline double tm_us(const trace_model *m, uint64_t ns)

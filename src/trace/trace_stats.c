@@ -53,10 +53,11 @@ int tm_write_stats(trace_model *m, FILE *out)
     for (uint64_t i = 0; i < tr->edge_count; i++)
         if (tr->edges[i].kind < SP_TRACE_EDGE_KINDS)
             kinds[tr->edges[i].kind]++;
-    fprintf(out, "stats: tasks=%llu AIC=%llu AIV=%llu MIX=%llu dummy=%llu depth=%u\n",
+    fprintf(out, "stats: tasks=%llu AIC=%llu AIV=%llu MIX=%llu dummy=%llu depth=%u skipped=%llu\n",
             (unsigned long long)m->task_count, (unsigned long long)shapes[SP_SHAPE_AIC],
             (unsigned long long)shapes[SP_SHAPE_AIV], (unsigned long long)shapes[SP_SHAPE_MIX],
-            (unsigned long long)shapes[SP_SHAPE_DUMMY], m->task_count ? m->max_depth + 1 : 0);
+            (unsigned long long)shapes[SP_SHAPE_DUMMY], m->task_count ? m->max_depth + 1 : 0,
+            (unsigned long long)m->skipped);
     fprintf(out, "stats: edges=%llu", (unsigned long long)tr->edge_count);
     for (int k = 0; k < SP_TRACE_EDGE_KINDS; k++)
         fprintf(out, " %s=%llu", tm_edge_kind_name((uint32_t)k), (unsigned long long)kinds[k]);

@@ -2,7 +2,8 @@
  * opens. A time axis over the device run; from the top an orchestrator
  * lane (tmr: the orchestration and each submit), a lane per scheduler
  * thread (the dispatches it made, its passes and idle waits at trace
- * level >= 2, the dummy tasks it completed), then a lane per core. On a core lane each block it ran
+ * level >= 2, the dummy tasks it completed, the predicated tasks it
+ * retired without running as hatched boxes), then a lane per core. On a core lane each block it ran
  * is a bar in its kernel's colour (hover: task, block, times), the time the block sat queued on the
  * core between dispatch and start is drawn lighter in a strip under the bars (one row per
  * overlapping wait), and the core is hatched where it sat idle while a block of its core type was
@@ -200,6 +201,18 @@ static void scheduler_lanes(const svg *s, double y0)
             continue;
         double y = y0 + r->thread * LANE_H + 2;
         char title[128];
+        if (r->kind == SP_TRACE_SKIPPED) { /* retired without running: a hatched box */
+            snprintf(title, sizeof title, "skipped #%llu (%s, predicate false) at %.2f us",
+                     (unsigned long long)r->task, tm_kernel_name(s->m, r->func_id),
+                     tm_span_us(s->t0, r->end_ns));
+            double x = xat(s, r->end_ns);
+            fprintf(s->f,
+                    "<g class=\"skipped\"><title>%s</title><rect x=\"%.2f\" y=\"%.2f\" "
+                    "width=\"5\" height=\"%.2f\" fill=\"url(#skip)\" stroke=\"#555\" "
+                    "stroke-width=\"0.6\" stroke-dasharray=\"2,1\"/></g>\n",
+                    title, x - 2.5, y, BAR_H);
+            continue;
+        }
         if (r->kind == SP_TRACE_SLICE) { /* the doorbell it rang: a tick */
             snprintf(title, sizeof title, "dispatch #%llu block %u to core %u at %.2f us",
                      (unsigned long long)r->task, r->block, r->core,
@@ -363,6 +376,12 @@ static void legend(const svg *s)
         "<rect x=\"%.1f\" y=\"28\" width=\"12\" height=\"12\" fill=\"white\" "
         "stroke=\"#d7191c\" stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"38\">critical path</text>\n",
         lx, lx + 16, lx + 120, lx + 136, lx + 270, lx + 286);
+    if (m->skipped)
+        fprintf(f,
+                "<rect x=\"%.1f\" y=\"28\" width=\"12\" height=\"12\" fill=\"url(#skip)\" "
+                "stroke=\"#555\" stroke-dasharray=\"2,1\"/><text x=\"%.1f\" y=\"38\">skipped "
+                "(predicate false)</text>\n",
+                lx + 370, lx + 386);
 }
 
 int tm_write_svg(trace_model *m, FILE *f)
@@ -405,6 +424,9 @@ int tm_write_svg(trace_model *m, FILE *f)
     fputs("<defs><pattern id=\"idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
           "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fde0dd\"/>"
           "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#e34a33\" stroke-width=\"2\"/>"
+          "</pattern><pattern id=\"skip\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+          "patternTransform=\"rotate(-45)\"><rect width=\"4\" height=\"4\" fill=\"#f0f0f0\"/>"
+          "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"4\" stroke=\"#777\" stroke-width=\"1.5\"/>"
           "</pattern><style>.queued rect{opacity:0.45}</style></defs>\n"
           "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
           f);

@@ -268,6 +268,92 @@ static bool signature_fast_ok(const rt_lane_memo *m, int l, const sp_task *t)
     return true;
 }
 
+static bool dtype_is_integer(int dtype)
+{
+    switch (dtype) {
+    case SP_DTYPE_I8:
+    case SP_DTYPE_U8:
+    case SP_DTYPE_I16:
+    case SP_DTYPE_U16:
+    case SP_DTYPE_I32:
+    case SP_DTYPE_U32:
+    case SP_DTYPE_I64:
+    case SP_DTYPE_U64:
+    case SP_DTYPE_BOOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The task's predicate (ABI 2): a known op, an integer tensor in a buffer
+ * of the run, an element inside its view, and no fresh output (a skip
+ * would leave it unset). Resolves the element's address into *p. */
+static int check_predicate(const rt_task_check *c, uint64_t id, const sp_task *t, rt_task_pred *p)
+{
+    unsigned long long tid = (unsigned long long)id;
+    if (!rt_task_has_predicate(t))
+        return SP_OK;
+    if (t->pred_op > SP_PRED_GE)
+        return fail(c, SP_EPREDICATE,
+                    "task %llu: predicate op %u is not one of SP_PRED_EQ..SP_PRED_GE (1..6)", tid,
+                    t->pred_op);
+    const sp_tensor *x = t->pred_tensor;
+    if (!x)
+        return fail(c, SP_EPREDICATE, "task %llu: predicate tensor is NULL", tid);
+    if (!dtype_is_integer(x->dtype))
+        return fail(c, SP_EPREDICATE,
+                    "task %llu: predicate tensor has dtype %s; a predicate compares an integer "
+                    "element (i8..u64, bool)",
+                    tid, sp_dtype_name(x->dtype));
+    int64_t n = sp_tensor_numel(x);
+    if (t->pred_index < 0 || t->pred_index >= n)
+        return fail(c, SP_EPREDICATE,
+                    "task %llu: predicate element %lld is outside its tensor's %lld elements", tid,
+                    (long long)t->pred_index, (long long)n);
+    if (!sp_tensor_is_valid(x))
+        return fail(c, SP_EPREDICATE,
+                    "task %llu: predicate tensor's view (offset %lld) leaves its %llu-byte buffer",
+                    tid, (long long)x->offset, (unsigned long long)x->buf_bytes);
+    rt_range home = {0, 0};
+    if (!rt_range_holds(&c->heap, x->addr, x->buf_bytes)) {
+        uint32_t r = 0;
+        while (r < c->range_count && !rt_range_holds(&c->ranges[r], x->addr, x->buf_bytes))
+            r++;
+        if (r == c->range_count)
+            return fail(c, SP_EPREDICATE,
+                        "task %llu: predicate tensor (0x%llx, %llu bytes) is in no device buffer "
+                        "of this run",
+                        tid, (unsigned long long)x->addr, (unsigned long long)x->buf_bytes);
+        if ((x->addr - c->ranges[r].dev) % sp_dtype_size(x->dtype) != 0)
+            return fail(c, SP_EPREDICATE,
+                        "task %llu: predicate tensor starts inside run argument %u's buffer, not "
+                        "at a whole element",
+                        tid, r);
+        home = c->ranges[r];
+    }
+    for (int i = 0; i < t->tensor_count; i++)
+        if (t->dirs[i] == SP_OUT)
+            return fail(c, SP_EPREDICATE,
+                        "task %llu: predicated, and tensor argument %d is SP_OUT: a skipped task "
+                        "would leave it unset; pass an existing buffer as SP_OUT_EXISTING or "
+                        "SP_INOUT",
+                        tid, i);
+    /* Row-major element `pred_index` of the view. */
+    int64_t rest = t->pred_index, elem = x->offset;
+    for (int d = x->ndim - 1; d >= 0; d--) {
+        elem += (rest % x->shape[d]) * x->strides[d];
+        rest /= x->shape[d];
+    }
+    p->op = t->pred_op;
+    p->dtype = x->dtype;
+    p->value = t->pred_value;
+    p->addr = x->addr + (uint64_t)elem * sp_dtype_size(x->dtype);
+    p->view = *x;
+    rt_tensor_rehome(&p->view, &home);
+    return SP_OK;
+}
+
 int rt_task_validate(const rt_task_check *c, uint64_t id, const sp_task *t, int32_t kernel[3])
 {
     unsigned long long tid = (unsigned long long)id;
@@ -314,6 +400,10 @@ int rt_task_validate(const rt_task_check *c, uint64_t id, const sp_task *t, int3
             view_learn(c->view, x, home);
     }
     if (rc)
+        return rc;
+    rt_task_pred local_pred;
+    if (rt_task_has_predicate(t) &&
+        (rc = check_predicate(c, id, t, c->pred ? c->pred : &local_pred)) != SP_OK)
         return rc;
     for (int i = 0; i < t->dep_count; i++)
         if (t->deps[i] < 0 || (uint64_t)t->deps[i] >= id)

@@ -53,6 +53,18 @@ typedef struct rt_view_memo {
     uint8_t dtype, ndim, valid;
 } rt_view_memo;
 
+/* A task's predicate as validation resolved it (rt_task_check.pred): the
+ * element's device address and dtype, the op and the constant. op
+ * SP_PRED_NONE: the task has none. `view` is the predicate tensor as the
+ * TensorMap must see it (rehomed to its staged buffer): the task reads it. */
+typedef struct rt_task_pred {
+    uint64_t addr;
+    int64_t value;
+    uint8_t op;
+    uint8_t dtype;
+    sp_tensor view;
+} rt_task_pred;
+
 typedef struct rt_task_check {
     const rt_dev_callable *callable;
     const rt_range *ranges; /* staged arguments */
@@ -69,6 +81,9 @@ typedef struct rt_task_check {
      * per tensor argument, the staged run buffer it lies in ({0, 0} for an
      * output, or a tensor in the heap), for rt_tensor_rehome. */
     rt_range *home;
+    /* The caller's, or NULL: validation of a task with a predicate
+     * (rt_task_has_predicate) sets it, resolved; otherwise it is untouched. */
+    rt_task_pred *pred;
     /* The device's cluster shape (sp_geometry's lanes and lane_type), or
      * lanes 0: the a2a3 cluster (AIC, AIV, AIV). A MIX task may name a
      * kernel on each lane the cluster has, of that lane's core kind; an
@@ -90,6 +105,13 @@ static inline void rt_tensor_rehome(sp_tensor *x, const rt_range *home)
     x->offset += (int64_t)((x->addr - home->dev) / sp_tensor_elem_size(x));
     x->addr = home->dev;
     x->buf_bytes = home->bytes;
+}
+
+/* True if task `t` carries a predicate (made with ABI 2 or later, an op
+ * other than SP_PRED_NONE). Only then does validation set rt_task_check.pred. */
+static inline bool rt_task_has_predicate(const sp_task *t)
+{
+    return t->abi >= 2 && t->pred_op != SP_PRED_NONE;
 }
 
 /* Check task `id`; on success fill kernel[lane] with kernel indices (-1 for

@@ -10,6 +10,7 @@
 
 #include "common/fault.h"
 #include "common/wait.h"
+#include "runtime/device/pred_task.h"
 #include "runtime/device/sched_loop.h"
 #include "runtime/host_build_graph/device/hbg_image.h"
 #include "simpler/status.h"
@@ -22,6 +23,7 @@ typedef struct hbg_rt {
     const uint64_t *args;
     const sp_kernel_fn *ktab;
     const int32_t *func_ids; /* per kernel index (tracing) */
+    rt_trace_writer *tw;     /* this thread's (tracing), else NULL */
     uint32_t thread_count;
 } hbg_rt;
 
@@ -104,16 +106,65 @@ static void complete_task(hbg_rt *r, uint32_t task)
         sp_chip_event_notify(r->chip);
 }
 
+/* A predicated task's verdict, decided at the first pop of any of its
+ * blocks and kept: every block follows it, even if a block that runs
+ * changes the element. Relaxed: the verdict is the only thing published
+ * (the element's writers were ordered before by the queue hand-off), and
+ * it changes once, from UNDECIDED, so a failed CAS reads the winner's. */
+static bool pred_skips(const hbg_rt *r, hbg_task *t)
+{
+    uint8_t st = atomic_load_explicit(&t->pred_state, memory_order_relaxed);
+    if (st == HBG_PRED_UNDECIDED) {
+        uint64_t addr = r->args[HBG_PRED_ADDR_WORD(t->args_begin)];
+        int64_t value = (int64_t)r->args[HBG_PRED_VALUE_WORD(t->args_begin)];
+        uint8_t v =
+            rt_pred_holds(addr, t->pred_dtype, t->pred_op, value) ? HBG_PRED_RUN : HBG_PRED_SKIP;
+        st = atomic_compare_exchange_strong_explicit(&t->pred_state, &st, v, memory_order_relaxed,
+                                                     memory_order_relaxed)
+                 ? v
+                 : st;
+    }
+    return st == HBG_PRED_SKIP;
+}
+
+/* A popped block of a task predicated off: finished without a core. The
+ * last one retires the task as if it had run (its consumers released). A
+ * lone scheduler gets a notify for what that readied: the pop reports no
+ * progress, so its pass may end with the work in another queue. */
+static void skip_block(hbg_rt *r, uint32_t task)
+{
+    hbg_task *t = &r->tasks[task];
+    if (atomic_fetch_sub_explicit(&t->blocks_left, 1, memory_order_acq_rel) != 1)
+        return;
+    if (r->tw) {
+        int32_t k = t->kernel[0] >= 0   ? t->kernel[0]
+                    : t->kernel[1] >= 0 ? t->kernel[1]
+                                        : t->kernel[2];
+        rt_trace_skipped(r->tw, task, 0, k >= 0 && r->func_ids ? r->func_ids[k] : -1, t->shape);
+    }
+    /* Relaxed: a counter the host reads after the launch completed. */
+    atomic_fetch_add_explicit(&r->img->skipped, 1, memory_order_relaxed);
+    complete_task(r, task);
+    if (r->thread_count == 1)
+        sp_chip_event_notify(r->chip);
+}
+
 static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
 {
     hbg_rt *r = rt;
-    uint32_t v = queue_pop(r, q);
-    if (!v)
-        return false;
-    *task = v - 1;
-    /* Relaxed: block numbers only need to be unique, not ordered. */
-    *block = atomic_fetch_add_explicit(&r->tasks[v - 1].next_block, 1, memory_order_relaxed);
-    return true;
+    uint32_t v;
+    while ((v = queue_pop(r, q)) != 0) {
+        hbg_task *t = &r->tasks[v - 1];
+        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(r, t)) {
+            skip_block(r, v - 1);
+            continue;
+        }
+        *task = v - 1;
+        /* Relaxed: block numbers only need to be unique, not ordered. */
+        *block = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
 }
 
 static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
@@ -169,12 +220,19 @@ static bool hook_failed(void *rt)
 
 static bool hook_pop_dummy(void *rt, uint64_t *task, uint64_t *submit_ns)
 {
-    uint32_t v = queue_pop(rt, SP_Q_DUMMY);
-    if (!v)
-        return false;
-    *task = v - 1;
-    *submit_ns = 0; /* hbg's tasks all exist before the launch */
-    return true;
+    hbg_rt *r = rt;
+    uint32_t v;
+    while ((v = queue_pop(r, SP_Q_DUMMY)) != 0) {
+        hbg_task *t = &r->tasks[v - 1];
+        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(r, t)) {
+            skip_block(r, v - 1);
+            continue;
+        }
+        *task = v - 1;
+        *submit_ns = 0; /* hbg's tasks all exist before the launch */
+        return true;
+    }
+    return false;
 }
 
 static void hook_complete(void *rt, uint64_t task)
@@ -229,6 +287,7 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
     if (tw.buf) {
         s.trace = &tw;
         r.func_ids = (const int32_t *)(uintptr_t)tw.buf->func_ids;
+        r.tw = &tw;
     }
     rt_sched_loop(&s, &hbg_loop, &r, &tw);
     return atomic_load_explicit(&img->error, memory_order_acquire);

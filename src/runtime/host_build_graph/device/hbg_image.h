@@ -20,7 +20,7 @@
 #include "simpler/types.h"
 
 #define HBG_IMAGE_MAGIC 0x4547414d49474248ull /* "HBGIMAGE" */
-#define HBG_IMAGE_VERSION 2u
+#define HBG_IMAGE_VERSION 3u                  /* 3: predicates */
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
@@ -46,12 +46,28 @@ typedef struct hbg_task {
     uint32_t block_num;
     int32_t kernel[3]; /* kernel-table index per lane, -1 for none */
     uint8_t shape;     /* sp_task_shape */
-    uint8_t pad[3];
+    uint8_t pred_op;   /* sp_pred_op: SP_PRED_NONE, or the task runs only if the predicate holds */
+    uint8_t pred_dtype;
+    /* HBG_PRED_UNDECIDED until the first pop of one of its blocks decides
+     * (a CAS: every block follows the one verdict); a replay resets it. */
+    _Atomic uint8_t pred_state;
     _Atomic uint32_t fanin_left;  /* producers not yet complete */
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block index to dispatch */
     uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
 } hbg_task;
+
+/* hbg_task.pred_state. */
+enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2 };
+
+/* A predicated task's predicate lies in args[], in the HBG_PRED_WORDS
+ * words just before its arguments (so a task without one pays nothing):
+ * args[args_begin - 2] the element's device address (absolute, a tensor
+ * buffer address: a replay that moves tensors relocates it as it does the
+ * descriptors' addr fields), args[args_begin - 1] the constant (int64). */
+#define HBG_PRED_WORDS 2u
+#define HBG_PRED_ADDR_WORD(args_begin) ((args_begin)-2u)
+#define HBG_PRED_VALUE_WORD(args_begin) ((args_begin)-1u)
 
 typedef struct hbg_image {
     uint64_t magic;
@@ -69,6 +85,7 @@ typedef struct hbg_image {
     uint64_t timeout_ns;                     /* per-task scheduler timeout, 0 = none */
     uint64_t trace;                          /* device address of an rt_trace_buf, 0 = off */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
+    _Atomic uint32_t skipped;                /* of them, predicated off (sp_run_stats.skipped) */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
     rt_fault_report fault;                   /* the first kernel fault, if any */
     rt_overrun_report overrun;               /* checking mode: the first red zone damaged */

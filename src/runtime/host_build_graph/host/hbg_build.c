@@ -251,7 +251,7 @@ static int grow_fail(hbg_graph *g, int rc, uint32_t id)
 }
 
 /* The slow half of a submit's room check: grow what is short. */
-static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
+static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors, uint32_t naccess)
 {
     rt_host_scratch *st = g->store;
     int rc;
@@ -262,7 +262,7 @@ static int reserve_task(hbg_graph *g, uint32_t nargs, uint32_t ntensors)
         (rc = grow32(g, &st[HBG_STORE_IMAGE], HBG_IMAGE_TENSORS_OFF, (void **)&g->tensors,
                      &g->tensor_cap, g->tensor_count, ntensors, sizeof *g->tensors)))
         return rc;
-    return map_reserve(g, ntensors);
+    return map_reserve(g, naccess);
 }
 
 static int64_t op_submit(sp_orch *o, sp_task *t)
@@ -282,10 +282,14 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     if (rc)
         return hbg_graph_fail(g, rc, "%s", g->check_msg);
 
-    const uint32_t ntensors = t->tensor_count, nargs = ntensors + t->scalar_count;
+    /* A predicate: its words before the arguments, its read a TensorMap access. */
+    const bool predicated = rt_task_has_predicate(t);
+    const uint32_t ntensors = t->tensor_count,
+                   nargs = ntensors + t->scalar_count + (predicated ? HBG_PRED_WORDS : 0);
+    const uint32_t naccess = ntensors + predicated;
     if ((id >= g->task_cap || g->arg_count + nargs > g->arg_cap ||
-         g->tensor_count + ntensors > g->tensor_cap || g->map.capacity - g->map.used < ntensors) &&
-        (rc = reserve_task(g, nargs, ntensors)) != SP_OK)
+         g->tensor_count + ntensors > g->tensor_cap || g->map.capacity - g->map.used < naccess) &&
+        (rc = reserve_task(g, nargs, ntensors, naccess)) != SP_OK)
         return grow_fail(g, rc, id);
 
     rt_dep_list *deps = &g->scratch;
@@ -295,6 +299,11 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     const bool manual = scope_mode(g) == SP_SCOPE_MANUAL;
     const uint32_t first = g->tensor_count;
     uint64_t *args = &g->args[g->arg_count];
+    if (predicated) {
+        args[0] = g->pred.addr;
+        args[1] = (uint64_t)g->pred.value;
+        args += HBG_PRED_WORDS;
+    }
     uint32_t check_mask = 0;
     for (uint32_t i = 0; i < ntensors && rc == SP_OK; i++) {
         sp_tensor *x = t->tensors[i];
@@ -322,6 +331,9 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
              ((d->flags & SP_TENSOR_RUNTIME_OWNED) && in_heap(g, d->addr, d->buf_bytes))))
             check_mask |= 1u << i;
     }
+    /* The predicate's element is read: the task waits for its writers. */
+    if (rc == SP_OK && predicated)
+        rc = rt_tensormap_access(&g->map, id, &g->pred.view, SP_IN, manual, deps);
     if (rc)
         return hbg_graph_fail(g, rc, "task %u: more than %d producers", id, SP_MAX_PRODUCERS);
     rt_subgraph_drop_inner_creators(&g->subgraph, deps);
@@ -347,11 +359,14 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         .scalar_count = t->scalar_count,
         .block_num = t->block_num,
         .kernel = {kernel[0], kernel[1], kernel[2]},
-        .args_begin = (uint32_t)g->arg_count,
+        .args_begin = (uint32_t)(g->arg_count + (predicated ? HBG_PRED_WORDS : 0)),
         .dep_count = ndeps,
         .deps_begin = g->dep_count,
         .check_mask = check_mask,
+        .pred_op = predicated ? g->pred.op : SP_PRED_NONE,
+        .pred_dtype = predicated ? g->pred.dtype : 0,
     };
+    g->pred_tasks += predicated;
     g->queue_blocks[rt_queue_of_shape(t->shape)] += t->block_num;
     g->arg_count += nargs;
     g->tensor_count += ntensors;
@@ -601,6 +616,7 @@ int hbg_graph_init(hbg_graph *g, const sp_host_api *api, const rt_loaded_callabl
         .memo = g->memo,
         .view = &g->view,
         .home = g->home,
+        .pred = &g->pred,
     };
 
     /* The arrays start where the last build left them: same capacity, warm. */

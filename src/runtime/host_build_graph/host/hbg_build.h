@@ -27,7 +27,7 @@ typedef struct hbg_build_task {
     uint8_t shape;
     uint8_t tensor_count;
     uint8_t scalar_count;
-    uint8_t pad;
+    uint8_t pred_op; /* sp_pred_op; SP_PRED_NONE: not predicated */
     uint32_t block_num;
     int32_t kernel[3];
     uint32_t args_begin;   /* tensors (descriptor indices) then scalars */
@@ -35,7 +35,8 @@ typedef struct hbg_build_task {
     uint32_t fanout_count; /* consumers: counted as they are submitted */
     uint64_t deps_begin;
     uint32_t check_mask; /* checking mode: tensor arguments with red zones it may write */
-    uint32_t pad2;
+    uint8_t pred_dtype;  /* a predicated task's words precede args_begin (HBG_PRED_WORDS) */
+    uint8_t pad2[3];
 } hbg_build_task;
 
 typedef struct hbg_dep {
@@ -83,6 +84,8 @@ typedef struct hbg_graph {
     rt_lane_memo memo[SP_LANE_MEMO_SLOTS];
     rt_view_memo view;
     rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
+    rt_task_pred pred;                  /* the check's verdict: the task's predicate */
+    uint32_t pred_tasks;                /* predicated tasks in the graph */
     bool redzones; /* checking mode: heap outputs between red zones, verified by the chip */
 
     /* Arrays in the store; a capacity counts elements. */

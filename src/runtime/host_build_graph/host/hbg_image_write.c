@@ -98,7 +98,9 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
         t->block_num = bt->block_num;
         memcpy(t->kernel, bt->kernel, sizeof t->kernel);
         t->shape = bt->shape;
-        memset(t->pad, 0, sizeof t->pad);
+        t->pred_op = bt->pred_op;
+        t->pred_dtype = bt->pred_dtype;
+        atomic_init(&t->pred_state, HBG_PRED_UNDECIDED);
         atomic_init(&t->fanin_left, bt->dep_count);
         atomic_init(&t->blocks_left, bt->block_num);
         atomic_init(&t->next_block, 0);
@@ -117,6 +119,8 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
             dst[a] = desc_dev + src[a] * sizeof(sp_tensor);
         for (int a = bt->tensor_count; a < bt->tensor_count + bt->scalar_count; a++)
             dst[a] = src[a];
+        if (bt->pred_op != SP_PRED_NONE) /* its words before the arguments, as they are */
+            memcpy(dst - HBG_PRED_WORDS, src - HBG_PRED_WORDS, HBG_PRED_WORDS * sizeof *dst);
 
         /* Seed the ready queues: every block of every task without producers. */
         if (bt->dep_count == 0) {

@@ -31,6 +31,7 @@ struct rt_run {
     uint64_t edge_count;
     uint64_t image_bytes;
     uint64_t build_ns, upload_ns;
+    uint32_t pred_tasks; /* predicated tasks: stats read the image's skip count */
 };
 _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run through h");
 
@@ -184,6 +185,7 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
     r->task_count = g->task_count;
     r->edge_count = hbg_graph_edge_count(g);
     r->image_bytes = l.total;
+    r->pred_tasks = g->pred_tasks;
     return SP_OK;
 }
 
@@ -302,6 +304,11 @@ static void run_stats(const rt_run *r, sp_run_stats *out)
     out->upload_ns = r->upload_ns;
     out->device_ns = r->h.device_ns;
     out->image_bytes = r->image_bytes;
+    uint32_t skipped;
+    if (r->pred_tasks && sp_host_copy_from_device(r->h.api, &skipped,
+                                                  r->h.arena.image + offsetof(hbg_image, skipped),
+                                                  sizeof skipped) == SP_OK)
+        out->skipped = skipped;
 }
 
 static int run_trace(rt_run *r, sp_run_trace *io)

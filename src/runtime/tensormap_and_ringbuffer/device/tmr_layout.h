@@ -50,6 +50,12 @@ typedef struct tmr_task {
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
     uint64_t submit_ns;  /* sp__ticks() at publication (traces) */
     uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
+    /* The predicate (sp_pred_op, SP_PRED_NONE: none) and its element's
+     * device address, resolved at submit; the first pop decides. */
+    uint8_t pred_op;
+    uint8_t pred_dtype;
+    uint64_t pred_addr;
+    int64_t pred_value;
     /* One per dependency (each has an edge node below), plus one that
      * keeps the creators of runtime-owned inputs alive. */
     int64_t holds[TMR_MAX_HOLDS + 1];
@@ -91,6 +97,7 @@ typedef struct tmr_orch {
     rt_view_memo view_memo;
     rt_range ranges[SP_MAX_RUN_TENSORS];
     rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
+    rt_task_pred pred;                  /* the check's verdict: the task's predicate */
     tmr_heap_ring heap;                 /* outputs; size is the heap less static allocations */
     uint64_t static_top;                /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
@@ -130,6 +137,7 @@ typedef struct tmr_ctl {
 
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */
     _Alignas(64) _Atomic int64_t completed;
+    _Atomic uint64_t skipped;             /* of them, predicated off (sp_run_stats.skipped) */
     _Alignas(64) _Atomic int64_t retired; /* watermark: slots below are free */
     _Alignas(64) _Atomic uint32_t booted; /* the orchestrator has laid out the rings */
     _Atomic uint32_t orch_done;

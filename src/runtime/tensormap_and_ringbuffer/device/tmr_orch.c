@@ -250,6 +250,29 @@ static bool holds_at_or_before(const tmr_task *t, int64_t p)
     return false;
 }
 
+/* A predicated task reads its predicate's tensor like an input: a
+ * runtime-owned one's creator is pinned as the arguments' are (the caller
+ * unpins `pins` on failure). 0 or SP_ETENSOR_RETIRED. */
+static int pred_pin(tmr_orch *o, const sp_task *task, int64_t id, int64_t retired, int64_t *pins,
+                    int *npins)
+{
+    const sp_tensor *x = rt_task_has_predicate(task) ? task->pred_tensor : NULL;
+    if (!x || !(x->flags & SP_TENSOR_RUNTIME_OWNED) || x->owner_task == SP_NO_TASK)
+        return SP_OK;
+    if (x->owner_task < retired)
+        return orch_fail(o, SP_ETENSOR_RETIRED,
+                         "task %lld: its predicate's tensor was made by task %lld, retired "
+                         "(watermark %lld) and its buffer reused",
+                         (long long)id, (long long)x->owner_task, (long long)retired);
+    for (int k = 0; k < *npins; k++)
+        if (pins[k] == x->owner_task)
+            return SP_OK;
+    pins[(*npins)++] = x->owner_task;
+    /* Relaxed: only this thread retires, and it is this thread. */
+    atomic_fetch_add_explicit(&tmr_slot(o->ctl, x->owner_task)->refs, 1, memory_order_relaxed);
+    return SP_OK;
+}
+
 static int64_t op_submit(sp_orch *so, sp_task *task)
 {
     tmr_orch *o = (tmr_orch *)so;
@@ -280,7 +303,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
                          (long long)id, (unsigned long long)need, (unsigned long long)o->heap.size);
     /* Pin the creators of runtime-owned inputs while this task waits for
      * room, so making room never reclaims what the task is about to read. */
-    int64_t pins[SP_MAX_TASK_TENSORS];
+    int64_t pins[SP_MAX_TASK_TENSORS + 1]; /* + the predicate's */
     int npins = 0;
     int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
     for (int i = 0; i < task->tensor_count; i++) {
@@ -304,8 +327,12 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
             atomic_fetch_add_explicit(&tmr_slot(c, x->owner_task)->refs, 1, memory_order_relaxed);
         }
     }
+    if ((rc = pred_pin(o, task, id, retired, pins, &npins)) != SP_OK) {
+        unpin(c, pins, npins);
+        return rc;
+    }
     if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
-        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count))) {
+        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count + rt_task_has_predicate(task)))) {
         unpin(c, pins, npins);
         return rc;
     }
@@ -365,6 +392,16 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     }
     for (int i = 0; i < task->scalar_count; i++)
         t->args[task->tensor_count + i] = task->scalars[i];
+    /* The predicate's element is read: the task waits for its writers. */
+    t->pred_op = SP_PRED_NONE;
+    if (rt_task_has_predicate(task)) {
+        t->pred_op = o->pred.op;
+        t->pred_dtype = o->pred.dtype;
+        t->pred_addr = o->pred.addr;
+        t->pred_value = o->pred.value;
+        if (rc == SP_OK)
+            rc = rt_tensormap_access(&o->map, id, &o->pred.view, SP_IN, manual, deps);
+    }
     rt_subgraph_drop_inner_creators(&o->subgraph, deps);
     if (rc == SP_OK && deps->count > TMR_MAX_HOLDS)
         rc = SP_EGRAPH_LIMIT;
@@ -398,6 +435,10 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
             (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED))
             keep = p;
     }
+    const sp_tensor *px = rt_task_has_predicate(task) ? task->pred_tensor : NULL;
+    if (px && px->owner_task != SP_NO_TASK && px->owner_task != id && px->owner_task >= retired &&
+        px->owner_task < keep && (px->flags & SP_TENSOR_RUNTIME_OWNED))
+        keep = px->owner_task; /* the predicate's buffer, read at pop */
     if (keep != INT64_MAX && !holds_at_or_before(t, keep))
         hold_producer(c, t, keep, false);
     unpin(c, pins, npins); /* the holds above keep what is still needed */
@@ -733,6 +774,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
         .memo = o->lane_memo,
         .view = &o->view_memo,
         .home = o->home,
+        .pred = &o->pred,
         .lane_type = sp_chip_geometry(chip)->lane_type,
         .lanes = sp_chip_geometry(chip)->lanes,
     };

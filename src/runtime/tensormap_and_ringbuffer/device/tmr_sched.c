@@ -10,6 +10,7 @@
 
 #include "common/fault.h"
 #include "common/wait.h"
+#include "runtime/device/pred_task.h"
 #include "runtime/device/sched_loop.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_queue.h"
@@ -18,6 +19,7 @@
 typedef struct tmr_rt {
     tmr_ctl *c;
     sp_chip *chip;
+    rt_trace_writer *tw; /* this thread's (tracing), else NULL */
     uint64_t abandon_at; /* scheduler 0: when to give the orchestrator up (0: no watch) */
 } tmr_rt;
 
@@ -110,15 +112,44 @@ static void complete_task(tmr_rt *r, int64_t id)
         sp_chip_event_notify(r->chip);
 }
 
+/* A popped task with a predicate, at its first block (the holder of the
+ * queue entry is alone with it, so the verdict is decided once, before any
+ * block is handed out): false, and it is retired here without running —
+ * its blocks never dispatched, its consumers released as if it had run. A
+ * lone scheduler gets a notify for what that readied: the pop reports no
+ * progress, so its pass may end with the work in another queue. */
+static bool pred_skip(tmr_rt *r, tmr_task *t)
+{
+    if (rt_pred_holds(t->pred_addr, t->pred_dtype, t->pred_op, t->pred_value))
+        return false;
+    if (r->tw) {
+        const int32_t *func_ids = (const int32_t *)(uintptr_t)r->c->trace->func_ids;
+        int32_t k = t->kernel[0] >= 0   ? t->kernel[0]
+                    : t->kernel[1] >= 0 ? t->kernel[1]
+                                        : t->kernel[2];
+        rt_trace_skipped(r->tw, (uint64_t)t->id, t->submit_ns, k >= 0 ? func_ids[k] : -1, t->shape);
+    }
+    /* Relaxed: a counter the host reads after the launch completed. */
+    atomic_fetch_add_explicit(&r->c->skipped, 1, memory_order_relaxed);
+    complete_task(r, t->id);
+    if (r->c->sched_threads == 1)
+        sp_chip_event_notify(r->chip);
+    return true;
+}
+
 static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
 {
     tmr_rt *r = rt;
     uint64_t id;
-    if (!tmr_queue_pop(&r->c->queues[q], &id))
-        return false;
-    tmr_task *t = tmr_slot(r->c, (int64_t)id);
-    /* Relaxed: only the holder of the queue entry hands out blocks. */
-    uint32_t b = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
+    tmr_task *t;
+    uint32_t b;
+    do {
+        if (!tmr_queue_pop(&r->c->queues[q], &id))
+            return false;
+        t = tmr_slot(r->c, (int64_t)id);
+        /* Relaxed: only the holder of the queue entry hands out blocks. */
+        b = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
+    } while (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && b == 0 && pred_skip(r, t));
     if (b + 1 < t->block_num)
         tmr_queue_push(&r->c->queues[q], id); /* more blocks for other cores (never dropped) */
     *task = id;
@@ -211,10 +242,15 @@ static void hook_before_pass(void *rt, rt_sched *s)
 
 static bool hook_pop_dummy(void *rt, uint64_t *task, uint64_t *submit_ns)
 {
-    tmr_ctl *c = ((tmr_rt *)rt)->c;
-    if (!tmr_queue_pop(&c->queues[SP_Q_DUMMY], task))
-        return false;
-    *submit_ns = tmr_slot(c, (int64_t)*task)->submit_ns;
+    tmr_rt *r = rt;
+    tmr_ctl *c = r->c;
+    tmr_task *t;
+    do {
+        if (!tmr_queue_pop(&c->queues[SP_Q_DUMMY], task))
+            return false;
+        t = tmr_slot(c, (int64_t)*task);
+    } while (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skip(r, t));
+    *submit_ns = t->submit_ns;
     return true;
 }
 
@@ -269,7 +305,7 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
     rt_trace_writer tw;
     rt_trace_writer_init(&tw, c->trace, ti);
     if (tw.buf)
-        s.trace = &tw;
+        s.trace = r.tw = &tw;
     rt_sched_loop(&s, &tmr_loop, &r, &tw);
     /* A kernel fault recorded by any thread is the launch's result too. */
     return atomic_load_explicit(&c->error, memory_order_acquire);
