@@ -420,19 +420,21 @@ PyObject *spy_run_stats_new(const sp_run_stats *st)
 /* ---- RunResult ------------------------------------------------------------------ */
 
 typedef struct SpyRunResult {
-    PyObject_HEAD PyObject *stats;
+    PyObject_HEAD PyObject *stats; /* the RunStats, made on first access (NULL before) */
     PyObject *trace;
     PyObject *outputs;
+    sp_run_stats st; /* the run's figures */
 } SpyRunResult;
 
 static PyTypeObject SpyRunResult_Type;
 
-PyObject *spy_run_result_new(PyObject *stats, PyObject *trace, PyObject *outputs)
+PyObject *spy_run_result_new(const sp_run_stats *st, PyObject *trace, PyObject *outputs)
 {
     SpyRunResult *r = PyObject_GC_New(SpyRunResult, &SpyRunResult_Type);
     if (!r)
         return NULL;
-    r->stats = Py_NewRef(stats ? stats : Py_None);
+    r->stats = NULL;
+    r->st = *st;
     r->trace = Py_NewRef(trace ? trace : Py_None);
     r->outputs = outputs ? Py_NewRef(outputs) : PyDict_New();
     PyObject_GC_Track(r);
@@ -441,6 +443,14 @@ PyObject *spy_run_result_new(PyObject *stats, PyObject *trace, PyObject *outputs
         return NULL;
     }
     return (PyObject *)r;
+}
+
+static PyObject *result_get_stats(SpyRunResult *self, void *unused)
+{
+    (void)unused;
+    if (!self->stats && !(self->stats = spy_run_stats_new(&self->st)))
+        return NULL;
+    return Py_NewRef(self->stats);
 }
 
 static void result_dealloc(SpyRunResult *self)
@@ -475,8 +485,13 @@ static PyObject *result_getitem(SpyRunResult *self, PyObject *key)
 
 static PyObject *result_repr(SpyRunResult *self)
 {
-    return PyUnicode_FromFormat("simpler.RunResult(stats=%R, trace=%R, outputs=%R)", self->stats,
-                                self->trace, self->outputs);
+    PyObject *stats = result_get_stats(self, NULL);
+    if (!stats)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("simpler.RunResult(stats=%R, trace=%R, outputs=%R)", stats,
+                                       self->trace, self->outputs);
+    Py_DECREF(stats);
+    return r;
 }
 
 static PyMappingMethods result_mapping = {
@@ -484,11 +499,16 @@ static PyMappingMethods result_mapping = {
 };
 
 static PyMemberDef result_members[] = {
-    {"stats", T_OBJECT, offsetof(SpyRunResult, stats), READONLY, "simpler.RunStats"},
     {"trace", T_OBJECT, offsetof(SpyRunResult, trace), READONLY, "simpler.Trace or None"},
     {"outputs", T_OBJECT, offsetof(SpyRunResult, outputs), READONLY,
      "dict: argument name (index without a signature) -> the array written"},
     {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef result_getset[] = {
+    {"stats", (getter)result_get_stats, NULL,
+     "simpler.RunStats (made on first access: a run that does not look costs no object)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject SpyRunResult_Type = {
@@ -502,6 +522,7 @@ static PyTypeObject SpyRunResult_Type = {
     .tp_repr = (reprfunc)result_repr,
     .tp_as_mapping = &result_mapping,
     .tp_members = result_members,
+    .tp_getset = result_getset,
 };
 
 /* ---- registration ------------------------------------------------------------- */

@@ -77,8 +77,9 @@ extern PyTypeObject SpyCallConfig_Type;
 
 /* simpler.RunStats (a struct sequence) from the C figures. */
 PyObject *spy_run_stats_new(const sp_run_stats *st);
-/* simpler.RunResult(stats, trace, outputs). */
-PyObject *spy_run_result_new(PyObject *stats, PyObject *trace, PyObject *outputs);
+/* simpler.RunResult(stats, trace, outputs); its RunStats is made from a
+ * copy of `st` when first asked for. */
+PyObject *spy_run_result_new(const sp_run_stats *st, PyObject *trace, PyObject *outputs);
 int spy_config_init(PyObject *module);
 
 /* ---- args.c ------------------------------------------------------------------ */

@@ -602,10 +602,7 @@ static PyObject *worker_run(SpyWorker *self, PyObject *const *args, Py_ssize_t n
     }
     if (traced && !(trace = trace_from_snapshot(self, &snap, &st, c, snap_rc)))
         goto release;
-    PyObject *stats = spy_run_stats_new(&st);
-    if (stats)
-        result = spy_run_result_new(stats, trace, a->outputs);
-    Py_XDECREF(stats);
+    result = spy_run_result_new(&st, trace, a->outputs);
     Py_XDECREF(trace);
 release:
     spy_args_release(a);
@@ -1091,10 +1088,8 @@ static PyObject *run_finish(SpyRun *r, uint64_t timeout_ms, int *timed_out)
         r->message = PyUnicode_FromString(err);
         return spy_raise(rc, err);
     }
-    PyObject *stats = trace || !r->traced ? spy_run_stats_new(&st) : NULL;
-    if (stats)
-        r->result = spy_run_result_new(stats, trace, outputs);
-    Py_XDECREF(stats);
+    if (trace || !r->traced)
+        r->result = spy_run_result_new(&st, trace, outputs);
     Py_XDECREF(trace);
     Py_XDECREF(outputs);
     if (!r->result) { /* out of memory building it: the run is over all the same */
