@@ -167,19 +167,19 @@ static int resolve(SpyWorker *self, PyObject *target, uint32_t *id, SpyCallable 
     return -1;
 }
 
-/* The arguments Worker.run and Worker.submit share. */
-typedef struct run_call {
-    PyObject *target, *tensors, *scalars, *config;
-    int trace;
-    spy_named named;    /* the keywords that are signature names (n 0: none) */
-    Py_ssize_t skip[5]; /* the keyword positions that are the call's own */
-} run_call;
-
 /* The call's own keywords, interned once at import (immutable): a
  * keyword the interpreter passes is interned, so identity decides. */
 enum { KW_CALLABLE, KW_TENSORS, KW_SCALARS, KW_CONFIG, KW_TRACE, KW_COUNT };
 static const char *const kw_text[KW_COUNT] = {"callable", "tensors", "scalars", "config", "trace"};
 static PyObject *kw_str[KW_COUNT];
+
+/* The arguments Worker.run and Worker.submit share. */
+typedef struct run_call {
+    PyObject *target, *tensors, *scalars, *config;
+    int trace;
+    spy_named named;           /* the keywords that are signature names (n 0: none) */
+    Py_ssize_t skip[KW_COUNT]; /* the keyword positions that are the call's own */
+} run_call;
 
 /* Which of the call's own keywords `name` is, KW_COUNT for none. */
 static int own_keyword(PyObject *name)
@@ -219,8 +219,12 @@ static int parse_run_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         PyObject *name = PyTuple_GET_ITEM(kwnames, k), *v = args[nargs + k];
         int j = own_keyword(name);
         if (j == KW_COUNT)
-            continue;                    /* a signature name: spy_args_fill places it */
-        rc->skip[rc->named.nskip++] = k; /* at most once each: the interpreter refuses twice */
+            continue;                      /* a signature name: spy_args_fill places it */
+        if (rc->named.nskip == KW_COUNT) { /* the interpreter refuses a keyword twice */
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for '%s'", fn, kw_text[j]);
+            return -1;
+        }
+        rc->skip[rc->named.nskip++] = k;
         if (j == KW_TRACE) {
             if ((rc->trace = PyObject_IsTrue(v)) < 0)
                 return -1;
