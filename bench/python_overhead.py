@@ -14,11 +14,17 @@ converted once, then sp_worker_run timed in C with CLOCK_MONOTONIC: the C
 baseline) and N or M through `w.run(callable, (rows,))` (and the same with
 the argument named, `w.run(callable, rows=rows)`), timed around each call
 with time.perf_counter_ns (the same clock); the order of the loops turns
-every round, so load drift hits both alike. Every loop's result is checked
-(each task marked its row of the caller's array).
+every round, so load drift hits both alike. Then, each round, N (or M)
+*paired* iterations: one run of each path back to back (the C one through
+_c_run_loop(..., 1), its order turning per iteration), whose per-iteration
+differences Python - C are the paired figure: drift and descheduling
+longer than one iteration cancel, so it is the figure to quote on a
+loaded machine. Every loop's result is checked (each task marked its row
+of the caller's array).
 
 Printed: per graph and path, median and min ns per run; the Python layer's
-cost per run = Python - C (median and min); the per-task difference =
+cost per run = Python - C (median and min, the median of the paired
+differences); the per-task difference =
 (1000-task difference - 1-task difference) / 999; the load average before
 and after, and the two-thread ping-pong round trip (bench/suite/pingpong.c,
 as bench/run records it) before and after. Run it on an otherwise idle
@@ -145,6 +151,31 @@ def py_named_loop(w, c, rows, n):
 PATHS = (("C", c_loop), ("Python", py_loop), ("Python named", py_named_loop))
 
 
+def paired_loop(w, c, rows, n):
+    """n iterations of one run per path, back to back, the order turning:
+    {path: [this path's ns - the C run's ns of the same iteration]}."""
+    rows[:, 0] = 0
+    clock, run, tensors, c_run = time.perf_counter_ns, w.run, (rows,), w._c_run_loop
+    out = {name: [0] * n for name, _ in PATHS[1:]}
+    pos, named = out["Python"], out["Python named"]
+    for i in range(n):
+        k = i % 3
+        if k == 0:
+            cns = c_run(c, tensors, (), None, 1)[0]
+        t0 = clock()
+        run(c, tensors)
+        t1 = clock()
+        if k == 1:
+            cns = c_run(c, tensors, (), None, 1)[0]
+        t2 = clock()
+        run(c, rows=rows)
+        t3 = clock()
+        if k == 2:
+            cns = c_run(c, tensors, (), None, 1)[0]
+        pos[i], named[i] = t1 - t0 - cns, t3 - t2 - cns
+    return out
+
+
 def timer_cost(n=100000):
     """Median ns between two back-to-back perf_counter_ns calls (part of
     every Python sample)."""
@@ -164,6 +195,7 @@ class Samples:
 
     def __init__(self):
         self.wall, self.round_median, self.cpu = [], [], []
+        self.paired = []  # this path - C, one iteration each (empty for C)
 
 
 def measure(simpler, np, runtime, callables, rounds, runs, quick):
@@ -189,6 +221,9 @@ def measure(simpler, np, runtime, callables, rounds, runs, quick):
                     s.wall.extend(ns)
                     s.round_median.append(statistics.median(ns))
                     s.cpu.append((c1 - c0) / runs[t])
+                for name, d in paired_loop(w, c, bufs[t], runs[t]).items():
+                    samples[(t, name)].paired.extend(d)
+                check_rows(bufs[t], t, f"{runtime} {t}-task paired round {r + 1}")
             if not quick:
                 log(f"  {runtime}: round {r + 1}/{rounds} done")
     return samples
@@ -197,8 +232,9 @@ def measure(simpler, np, runtime, callables, rounds, runs, quick):
 # ---- the table -------------------------------------------------------------
 
 HEADER = ("| runtime | graph | path | runs | wall median µs | wall min µs | Python - C: median "
-          "µs | min µs | per-round median µs | thread CPU µs/run | Python - C CPU µs |\n"
-          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "µs | min µs | per-round median µs | paired median µs | thread CPU µs/run | "
+          "Python - C CPU µs |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def table(runtime, samples):
@@ -211,17 +247,19 @@ def table(runtime, samples):
             s = samples[(t, name)]
             med, lo, cpu = statistics.median(s.wall), min(s.wall), statistics.median(s.cpu)
             if name == "C":
-                d = ["", "", "", ""]
+                d = ["", "", "", "", ""]
             else:
                 per_round = statistics.median(p - q for p, q in zip(s.round_median,
                                                                      c.round_median))
+                paired = statistics.median(s.paired)
                 diffs[(t, name)] = dict(median=med - c_med, min=lo - c_min, round=per_round,
-                                        cpu=cpu - c_cpu)
+                                        paired=paired, cpu=cpu - c_cpu)
                 d = [f"**{(med - c_med) / 1000:+.2f}**", f"{(lo - c_min) / 1000:+.2f}",
-                     f"{per_round / 1000:+.2f}", f"**{(cpu - c_cpu) / 1000:+.2f}**"]
+                     f"{per_round / 1000:+.2f}", f"**{paired / 1000:+.2f}**",
+                     f"**{(cpu - c_cpu) / 1000:+.2f}**"]
             graph = "empty, 1 task" if t == 1 else f"{t} tasks"
             lines.append(f"| {runtime} | {graph} | {name} | {len(s.wall)} | {us(med)} | {us(lo)} | "
-                         f"{d[0]} | {d[1]} | {d[2]} | {us(cpu)} | {d[3]} |")
+                         f"{d[0]} | {d[1]} | {d[2]} | {d[3]} | {us(cpu)} | {d[4]} |")
     per_task = []
     for name, _ in PATHS[1:]:
         if (1, name) in diffs and (BIG, name) in diffs:
@@ -229,7 +267,8 @@ def table(runtime, samples):
             f = {k: (big[k] - one[k]) / (BIG - 1) for k in big}
             per_task.append(f"{runtime} {name}: per task ((1000-task diff - 1-task diff) / 999): "
                             f"wall median {f['median']:+.2f} ns, min {f['min']:+.2f} ns, "
-                            f"per-round {f['round']:+.2f} ns, thread CPU {f['cpu']:+.2f} ns")
+                            f"per-round {f['round']:+.2f} ns, paired {f['paired']:+.2f} ns, "
+                            f"thread CPU {f['cpu']:+.2f} ns")
     return lines, diffs, per_task
 
 

@@ -34,7 +34,16 @@ with its TOLERANCES entry, else assert_array_equal), and a mismatch names
 the case, runtime, geometry and output. An optional
 ``check(self, result, args, golden, case)`` adds asserts of its own (task
 counts, say); ``self.runtime`` and ``self.geometry`` say where it ran.
+
+ROUNDS (default 1) runs every case that many times on the same Worker,
+each round on arguments of its own: generate_args gets the case with
+``case.round`` set (0, 1, ...), and ``case.rng()`` draws other data in each
+round. Every round is checked (``self.round`` says which). With
+``CONFIG = {"replay": "auto"}`` the first round records the graph and the
+later ones replay it, so a case checks that a replay patched in the new
+arrays and data (``self.check`` sees ``result.stats.replay``).
 """
+import copy
 import zlib
 from typing import NamedTuple
 
@@ -77,6 +86,7 @@ class Case:
         if not name or not isinstance(name, str):
             raise ValueError("a Case needs a name")
         self.name = name
+        self.round = 0  # SceneTest.ROUNDS: which run of the case this is
         self.params = dict(params)
         self.runtimes = None if runtimes is None else tuple(runtimes)
         self.geometries = None if geometries is None else tuple(Geometry(*g) for g in geometries)
@@ -98,9 +108,16 @@ class Case:
         return self.params.get(key, default)
 
     def rng(self):
-        """A numpy Generator seeded from the case's name and its `seed` parameter."""
+        """A numpy Generator seeded from the case's name, its `seed` parameter
+        and its round (round 0 draws what a case of one round draws)."""
         seed = zlib.crc32(self.name.encode()) ^ int(self.params.get("seed", 0))
-        return np.random.default_rng(seed)
+        return np.random.default_rng(seed if not self.round else (seed, self.round))
+
+    def for_round(self, r):
+        """This case in round `r` (a copy; the parameters are shared)."""
+        c = copy.copy(self)
+        c.round = r
+        return c
 
     def __repr__(self):
         items = "".join(f", {k}={v!r}" for k, v in self.params.items())
@@ -176,6 +193,7 @@ class SceneTest:
     TOLERANCES = {}
     WORKER_OPTIONS = {}
     CONFIG = {}
+    ROUNDS = 1
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -238,21 +256,41 @@ class SceneTest:
             workers.close()
 
     def run_scene(self, case, runtime, geometry, workers=None):
-        """Run one case on `runtime` with `geometry` and check it; the result."""
+        """Run one case on `runtime` with `geometry`, ROUNDS times, and check
+        every round; the last round's result."""
         __tracebackhide__ = True
         cls = type(self)
         geometry = Geometry(*geometry)
         self.runtime, self.geometry = runtime, geometry
+        rounds = int(cls.ROUNDS)
+        if rounds < 1:
+            raise ValueError(f"{cls.__name__}.ROUNDS is {cls.ROUNDS}; at least 1")
+        own = workers is None
+        if own:
+            workers = _Workers(cls)
+        try:
+            result = None
+            for r in range(rounds):
+                self.round = r
+                result = self._run_round(case.for_round(r) if r else case, runtime, geometry,
+                                         workers, rounds)
+        finally:
+            if own:
+                workers.close()
+        return result
+
+    def _run_round(self, case, runtime, geometry, workers, rounds):
+        __tracebackhide__ = True
+        cls = type(self)
         where = _where(cls.__name__, case, runtime, geometry)
+        if rounds > 1:
+            where += f" round {case.round}"
         args = self.generate_args(case)
         if not isinstance(args, dict):
             raise TypeError(f"{where}: generate_args must return a dict of name -> argument")
         golden = self.compute_golden(_copy_args(args), case)
         if not isinstance(golden, dict) or not golden:
             raise TypeError(f"{where}: compute_golden must return a non-empty dict name -> array")
-        own = workers is None
-        if own:
-            workers = _Workers(cls)
         try:
             worker = workers.get(runtime)
             cfg = dict(cls.CONFIG)
@@ -263,9 +301,6 @@ class SceneTest:
             if hasattr(e, "add_note"):  # Python 3.11: say where, keep the class
                 e.add_note(where)
             raise
-        finally:
-            if own:
-                workers.close()
         outputs = dict(args)
         outputs.update(result.outputs)
         assert_outputs(outputs, golden, cls.TOLERANCES, where)

@@ -16,6 +16,7 @@
 typedef struct fill_ctx {
     spy_args *a;
     const sp_callable_signature *sig;      /* NULL: the callable declares none */
+    PyObject *const *names;                /* its names, interned (SpyCallable.names) */
     int64_t sym[SP_CALLABLE_MAX_SYMBOLS];  /* extents bound by the tensors given; 0: unbound */
     PyObject *tensors[SP_MAX_RUN_TENSORS]; /* borrowed; NULL: a hole (not given) */
     PyObject *scalars[SP_MAX_RUN_SCALARS];
@@ -282,9 +283,8 @@ static int add_output(fill_ctx *f, uint32_t i, PyObject *obj)
     spy_args *a = f->a;
     if (!a->outputs && !(a->outputs = PyDict_New()))
         return -1;
-    PyObject *key = f->sig && i < f->sig->tensor_count
-                        ? PyUnicode_FromString(f->sig->tensors[i].name)
-                        : PyLong_FromUnsignedLong(i);
+    PyObject *key =
+        f->sig && i < f->sig->tensor_count ? Py_NewRef(f->names[i]) : PyLong_FromUnsignedLong(i);
     if (!key)
         return -1;
     int rc = PyDict_SetItem(a->outputs, key, obj);
@@ -426,14 +426,51 @@ static int scalar_word(fill_ctx *f, uint32_t j, PyObject *o, uint64_t *out)
     return -1;
 }
 
+/* The slot of signature name `k`: a tensor's index i >= 0, a scalar's
+ * -(j + 1), or INT32_MIN for none. An interned str (what the interpreter
+ * passes for a keyword written in the call) is found by identity among
+ * the callable's interned names; any other by its text. -2^31 - 1 with an
+ * exception set if `k` is no str. */
+#define SLOT_NONE INT32_MIN
+static int64_t name_slot(const fill_ctx *f, PyObject *k)
+{
+    const sp_callable_signature *sig = f->sig;
+    uint32_t nt = sig->tensor_count, n = nt + sig->scalar_count;
+    if (PyUnicode_CheckExact(k) && PyUnicode_CHECK_INTERNED(k)) {
+        for (uint32_t i = 0; i < n; i++)
+            if (f->names[i] == k)
+                return i < nt ? (int64_t)i : -(int64_t)(i - nt) - 1;
+        return SLOT_NONE; /* interned strings are equal only if identical */
+    }
+    if (!PyUnicode_Check(k)) {
+        spy_raisef(SP_EARG_SIGNATURE, "an argument name is a str, not a %s", Py_TYPE(k)->tp_name);
+        return (int64_t)SLOT_NONE - 1;
+    }
+    const char *name = PyUnicode_AsUTF8(k);
+    if (!name)
+        return (int64_t)SLOT_NONE - 1;
+    for (uint32_t i = 0; i < nt; i++)
+        if (strcmp(sig->tensors[i].name, name) == 0)
+            return i;
+    for (uint32_t j = 0; j < sig->scalar_count; j++)
+        if (strcmp(sig->scalars[j].name, name) == 0)
+            return -(int64_t)j - 1;
+    return SLOT_NONE;
+}
+
 /* Place the named arguments into the tensor and scalar slots. */
-static int place_named(fill_ctx *f, PyObject *named)
+static int place_named(fill_ctx *f, const spy_named *nm)
 {
     const sp_callable_signature *sig = f->sig;
     if (!sig) {
-        PyObject *k0 = NULL, *v0;
-        Py_ssize_t pos = 0;
-        PyDict_Next(named, &pos, &k0, &v0);
+        PyObject *k0 = NULL;
+        for (Py_ssize_t k = 0, s = 0; k < nm->n && !k0; k++) {
+            if (s < nm->nskip && nm->skip[s] == k) {
+                s++;
+                continue;
+            }
+            k0 = nm->names[k];
+        }
         spy_raisef(SP_EARG_SIGNATURE,
                    "argument '%s' given by name, but the callable declares no signature; pass "
                    "tensors= and scalars= in order",
@@ -444,20 +481,20 @@ static int place_named(fill_ctx *f, PyObject *named)
         f->tensors[i] = NULL;
     for (uint32_t j = f->ns; j < sig->scalar_count; j++)
         f->scalars[j] = NULL;
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(named, &pos, &k, &v)) {
-        const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        if (!name)
+    for (Py_ssize_t k = 0, s = 0; k < nm->n; k++) {
+        if (s < nm->nskip && nm->skip[s] == k) {
+            s++;
+            continue;
+        }
+        PyObject *v = nm->values[k];
+        int64_t slot = name_slot(f, nm->names[k]);
+        if (slot < SLOT_NONE)
             return -1;
-        uint32_t i;
-        for (i = 0; i < sig->tensor_count; i++)
-            if (strcmp(sig->tensors[i].name, name) == 0)
-                break;
-        if (i < sig->tensor_count) {
+        if (slot >= 0) {
+            uint32_t i = (uint32_t)slot;
             if (i < f->nt && f->tensors[i]) {
                 spy_raisef(SP_EARG_SIGNATURE, "argument '%s' given twice (in tensors and by name)",
-                           name);
+                           sig->tensors[i].name);
                 return -1;
             }
             f->tensors[i] = v;
@@ -465,13 +502,11 @@ static int place_named(fill_ctx *f, PyObject *named)
                 f->nt = i + 1;
             continue;
         }
-        for (i = 0; i < sig->scalar_count; i++)
-            if (strcmp(sig->scalars[i].name, name) == 0)
-                break;
-        if (i < sig->scalar_count) {
+        if (slot != SLOT_NONE) {
+            uint32_t i = (uint32_t)(-slot - 1);
             if (i < f->ns && f->scalars[i]) {
                 spy_raisef(SP_EARG_SIGNATURE, "scalar '%s' given twice (in scalars and by name)",
-                           name);
+                           sig->scalars[i].name);
                 return -1;
             }
             f->scalars[i] = v;
@@ -479,7 +514,8 @@ static int place_named(fill_ctx *f, PyObject *named)
                 f->ns = i + 1;
             continue;
         }
-        spy_raisef(SP_EARG_SIGNATURE, "the callable has no argument '%s'", name);
+        spy_raisef(SP_EARG_SIGNATURE, "the callable has no argument '%s'",
+                   PyUnicode_AsUTF8(nm->names[k]));
         return -1;
     }
     for (uint32_t i = 0; i < f->nt; i++)
@@ -520,11 +556,12 @@ static int take_sequence(PyObject *seq, PyObject **slots, uint32_t max, uint32_t
 }
 
 int spy_args_fill(spy_args *a, SpyCallable *c, PyObject *tensors, PyObject *scalars,
-                  PyObject *named)
+                  const spy_named *named)
 {
     fill_ctx f;
     f.a = a;
     f.sig = c ? c->sig : NULL;
+    f.names = c ? c->names : NULL;
     memset(f.sym, 0, sizeof f.sym);
     a->args.tensor_count = 0;
     a->args.scalar_count = 0;
@@ -534,7 +571,7 @@ int spy_args_fill(spy_args *a, SpyCallable *c, PyObject *tensors, PyObject *scal
     if (take_sequence(tensors, f.tensors, SP_MAX_RUN_TENSORS, &f.nt, "tensors", &tseq) ||
         take_sequence(scalars, f.scalars, SP_MAX_RUN_SCALARS, &f.ns, "scalars", &sseq))
         goto out;
-    if (named && PyDict_GET_SIZE(named) && place_named(&f, named))
+    if (named && named->n > named->nskip && place_named(&f, named))
         goto out;
     a->args.tensor_count = f.nt;
     a->args.scalar_count = f.ns;
@@ -594,6 +631,30 @@ out:
     Py_XDECREF(sseq);
     if (rc)
         spy_args_release(a);
+    return rc;
+}
+
+int spy_args_fill_dict(spy_args *a, SpyCallable *c, PyObject *tensors, PyObject *scalars,
+                       PyObject *named)
+{
+    Py_ssize_t n = named ? PyDict_GET_SIZE(named) : 0;
+    if (!n)
+        return spy_args_fill(a, c, tensors, scalars, NULL);
+    PyObject **kv = PyMem_Malloc(2 * (size_t)n * sizeof *kv);
+    if (!kv) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *k, *v;
+    Py_ssize_t pos = 0, i = 0;
+    while (i < n && PyDict_Next(named, &pos, &k, &v)) {
+        kv[i] = k;
+        kv[n + i] = v;
+        i++;
+    }
+    spy_named nm = {.names = kv, .values = kv + n, .n = i};
+    int rc = spy_args_fill(a, c, tensors, scalars, &nm);
+    PyMem_Free(kv);
     return rc;
 }
 

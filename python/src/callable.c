@@ -146,10 +146,34 @@ static int callable_adopt(SpyCallable *c, const void *bytes, size_t size)
             return -1;
         }
     }
+    PyObject **names = NULL;
+    if (sig && (sig->tensor_count || sig->scalar_count)) {
+        uint32_t n = sig->tensor_count + sig->scalar_count;
+        names = PyMem_Calloc(n, sizeof *names);
+        for (uint32_t i = 0; names && i < n; i++) {
+            const char *nm = i < sig->tensor_count ? sig->tensors[i].name
+                                                   : sig->scalars[i - sig->tensor_count].name;
+            if (!(names[i] = PyUnicode_InternFromString(nm))) {
+                for (uint32_t k = 0; k < i; k++)
+                    Py_DECREF(names[k]);
+                PyMem_Free(names);
+                free(sig);
+                free(blob);
+                return -1;
+            }
+        }
+        if (!names) {
+            free(sig);
+            free(blob);
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
     c->blob = blob;
     c->size = size;
     c->view = view;
     c->sig = sig;
+    c->names = names;
     return 0;
 }
 
@@ -180,6 +204,11 @@ static void callable_dealloc(SpyCallable *c)
 {
     if (c->weakrefs)
         PyObject_ClearWeakRefs((PyObject *)c);
+    if (c->names) {
+        for (uint32_t i = 0; i < c->sig->tensor_count + c->sig->scalar_count; i++)
+            Py_XDECREF(c->names[i]);
+        PyMem_Free(c->names);
+    }
     free(c->sig);
     free(c->blob);
     Py_TYPE(c)->tp_free((PyObject *)c);

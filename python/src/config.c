@@ -3,6 +3,7 @@
  * attributes), RunStats (a struct sequence of sp_run_stats) and RunResult
  * (what Worker.run and Run.wait return). Nothing here runs per task. */
 #include <stddef.h>
+#include <string.h>
 
 #include "py_simpler.h"
 #include "simpler/status.h"
@@ -200,7 +201,7 @@ static PyMemberDef config_members[] = {
     {"graph_tasks", T_UINT, CFG_OFF(graph_tasks), 0, "hbg: most tasks of one graph."},
     {"orch_timeout_us", T_ULONGLONG, CFG_OFF(orch_timeout_us), 0, "Orchestration watchdog."},
     {"run_timeout_us", T_ULONGLONG, CFG_OFF(run_timeout_us), 0, "The lane's bound on a run."},
-    {"flags", T_ULONGLONG, CFG_OFF(flags), 0, "SP_CALL_* flags (check sets them)."},
+    {"flags", T_ULONGLONG, CFG_OFF(flags), 0, "SP_CALL_* flags (check and replay set them)."},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -227,27 +228,67 @@ static int config_set_check(SpyCallConfig *self, PyObject *v, void *unused)
     return 0;
 }
 
+/* The replay policy (DESIGN §12) as a name: "off", "auto", "only". */
+static const char *replay_name(uint64_t flags)
+{
+    return flags & SP_CALL_REPLAY_ONLY ? "only" : flags & SP_CALL_REPLAY_AUTO ? "auto" : "off";
+}
+
+static PyObject *config_get_replay(SpyCallConfig *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(replay_name(self->cfg.flags));
+}
+
+static int config_set_replay(SpyCallConfig *self, PyObject *v, void *unused)
+{
+    (void)unused;
+    static const char *const names[] = {"off", "auto", "only"};
+    static const uint64_t bits[] = {0, SP_CALL_REPLAY_AUTO, SP_CALL_REPLAY_ONLY};
+    const char *s = v && v != Py_None && PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    if (!v || v == Py_None)
+        s = "off";
+    for (int i = 0; s && i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            self->cfg.flags &= ~(SP_CALL_REPLAY_AUTO | SP_CALL_REPLAY_ONLY);
+            self->cfg.flags |= bits[i];
+            return 0;
+        }
+    if (!PyErr_Occurred()) {
+        PyObject *r = PyObject_Repr(v);
+        spy_raisef(SP_EINVAL, "replay is 'off', 'auto' or 'only' (or None: off), not %s",
+                   r ? PyUnicode_AsUTF8(r) : "that");
+        Py_XDECREF(r);
+    }
+    return -1;
+}
+
 static PyGetSetDef config_getset[] = {
     {"check", (getter)config_get_check, (setter)config_set_check,
      "True: the checking mode (red zones), False: never, None: the worker's default.", NULL},
+    {"replay", (getter)config_get_replay, (setter)config_set_replay,
+     "'off' (default: the orchestration runs, nothing kept), 'auto' (replay the graph recorded "
+     "for this callable and graph key, else record it), 'only' (replay, else "
+     "simpler.ReplayMissError); the SP_CALL_REPLAY_* flags.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static int config_init(SpyCallConfig *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"clusters",    "sched_threads",   "task_window",    "trace_level",
-                             "heap_bytes",  "timeout_us",      "trace_records",  "graph_bytes",
-                             "graph_tasks", "orch_timeout_us", "run_timeout_us", "check",
-                             NULL};
+    static char *kwlist[] = {
+        "clusters",       "sched_threads", "task_window", "trace_level", "heap_bytes",
+        "timeout_us",     "trace_records", "graph_bytes", "graph_tasks", "orch_timeout_us",
+        "run_timeout_us", "check",         "replay",      NULL};
     sp_call_config c = {0};
-    PyObject *check = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|IIIIKKKKIKKO:CallConfig", kwlist, &c.clusters,
-                                     &c.sched_threads, &c.task_window, &c.trace_level,
-                                     &c.heap_bytes, &c.timeout_us, &c.trace_records, &c.graph_bytes,
-                                     &c.graph_tasks, &c.orch_timeout_us, &c.run_timeout_us, &check))
+    PyObject *check = Py_None, *replay = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "|IIIIKKKKIKKOO:CallConfig", kwlist, &c.clusters, &c.sched_threads,
+            &c.task_window, &c.trace_level, &c.heap_bytes, &c.timeout_us, &c.trace_records,
+            &c.graph_bytes, &c.graph_tasks, &c.orch_timeout_us, &c.run_timeout_us, &check, &replay))
         return -1;
     self->cfg = c;
-    return config_set_check(self, check, NULL);
+    return config_set_check(self, check, NULL) || config_set_replay(self, replay, NULL) ? -1 : 0;
 }
 
 static PyObject *config_repr(SpyCallConfig *self)
@@ -280,6 +321,15 @@ static PyObject *config_repr(SpyCallConfig *self)
         }
         Py_DECREF(s);
     }
+    if (self->cfg.flags & (SP_CALL_REPLAY_AUTO | SP_CALL_REPLAY_ONLY)) {
+        PyObject *s = PyUnicode_FromFormat("replay='%s'", replay_name(self->cfg.flags));
+        if (!s || PyList_Append(parts, s)) {
+            Py_XDECREF(s);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
     PyObject *sep = PyUnicode_FromString(", ");
     PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
     Py_XDECREF(sep);
@@ -295,8 +345,8 @@ PyTypeObject SpyCallConfig_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simpler.CallConfig",
     .tp_basicsize = sizeof(SpyCallConfig),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "CallConfig(clusters=0, sched_threads=0, ...): one run's sp_call_config; 0 in a "
-              "field is the default.",
+    .tp_doc = "CallConfig(clusters=0, sched_threads=0, ..., check=None, replay='off'): one run's "
+              "sp_call_config; 0 in a field is the default.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)config_init,
     .tp_repr = (reprfunc)config_repr,
@@ -315,27 +365,49 @@ static PyStructSequence_Field stats_fields[] = {
     {"image_bytes", "hbg: graph image size"},
     {"orch_ns", "tmr: launch to the orchestration's return"},
     {"first_complete_ns", "tmr: launch to the first task's completion"},
+    {"replay", "'fresh' (the orchestration ran, nothing kept), 'recorded' (it ran and its graph "
+               "was kept) or 'replayed' (a recorded graph ran: no orchestration)"},
+    {"skipped", "predicated tasks retired without running"},
+    {"patch_bytes", "replayed: bytes uploaded for the patch (hbg) or the stream (tmr)"},
     {NULL, NULL},
 };
+
+#define SPY_STATS_FIELDS 11
 
 static PyStructSequence_Desc stats_desc = {
     "simpler.RunStats",
     "One run's figures (sp_run_stats).",
     stats_fields,
-    8,
+    SPY_STATS_FIELDS,
 };
 
 static PyTypeObject *RunStats_Type;
+/* "fresh", "recorded", "replayed": immutable, made once at import. */
+static PyObject *replay_names[3];
 
 PyObject *spy_run_stats_new(const sp_run_stats *st)
 {
     PyObject *s = PyStructSequence_New(RunStats_Type);
     if (!s)
         return NULL;
-    const uint64_t v[8] = {st->tasks,     st->edges,       st->build_ns, st->upload_ns,
-                           st->device_ns, st->image_bytes, st->orch_ns,  st->first_complete_ns};
-    for (int i = 0; i < 8; i++) {
-        PyObject *n = PyLong_FromUnsignedLongLong(v[i]);
+    const uint64_t v[SPY_STATS_FIELDS] = {st->tasks,
+                                          st->edges,
+                                          st->build_ns,
+                                          st->upload_ns,
+                                          st->device_ns,
+                                          st->image_bytes,
+                                          st->orch_ns,
+                                          st->first_complete_ns,
+                                          0,
+                                          st->skipped,
+                                          st->patch_bytes};
+    for (int i = 0; i < SPY_STATS_FIELDS; i++) {
+        PyObject *n;
+        if (i == 8) /* replay: its name; a value this binding does not know as a number */
+            n = st->replay < 3 ? Py_NewRef(replay_names[st->replay])
+                               : PyLong_FromUnsignedLong(st->replay);
+        else
+            n = PyLong_FromUnsignedLongLong(v[i]);
         if (!n) {
             Py_DECREF(s);
             return NULL;
@@ -348,19 +420,21 @@ PyObject *spy_run_stats_new(const sp_run_stats *st)
 /* ---- RunResult ------------------------------------------------------------------ */
 
 typedef struct SpyRunResult {
-    PyObject_HEAD PyObject *stats;
+    PyObject_HEAD PyObject *stats; /* the RunStats, made on first access (NULL before) */
     PyObject *trace;
     PyObject *outputs;
+    sp_run_stats st; /* the run's figures */
 } SpyRunResult;
 
 static PyTypeObject SpyRunResult_Type;
 
-PyObject *spy_run_result_new(PyObject *stats, PyObject *trace, PyObject *outputs)
+PyObject *spy_run_result_new(const sp_run_stats *st, PyObject *trace, PyObject *outputs)
 {
     SpyRunResult *r = PyObject_GC_New(SpyRunResult, &SpyRunResult_Type);
     if (!r)
         return NULL;
-    r->stats = Py_NewRef(stats ? stats : Py_None);
+    r->stats = NULL;
+    r->st = *st;
     r->trace = Py_NewRef(trace ? trace : Py_None);
     r->outputs = outputs ? Py_NewRef(outputs) : PyDict_New();
     PyObject_GC_Track(r);
@@ -369,6 +443,14 @@ PyObject *spy_run_result_new(PyObject *stats, PyObject *trace, PyObject *outputs
         return NULL;
     }
     return (PyObject *)r;
+}
+
+static PyObject *result_get_stats(SpyRunResult *self, void *unused)
+{
+    (void)unused;
+    if (!self->stats && !(self->stats = spy_run_stats_new(&self->st)))
+        return NULL;
+    return Py_NewRef(self->stats);
 }
 
 static void result_dealloc(SpyRunResult *self)
@@ -403,8 +485,13 @@ static PyObject *result_getitem(SpyRunResult *self, PyObject *key)
 
 static PyObject *result_repr(SpyRunResult *self)
 {
-    return PyUnicode_FromFormat("simpler.RunResult(stats=%R, trace=%R, outputs=%R)", self->stats,
-                                self->trace, self->outputs);
+    PyObject *stats = result_get_stats(self, NULL);
+    if (!stats)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("simpler.RunResult(stats=%R, trace=%R, outputs=%R)", stats,
+                                       self->trace, self->outputs);
+    Py_DECREF(stats);
+    return r;
 }
 
 static PyMappingMethods result_mapping = {
@@ -412,11 +499,16 @@ static PyMappingMethods result_mapping = {
 };
 
 static PyMemberDef result_members[] = {
-    {"stats", T_OBJECT, offsetof(SpyRunResult, stats), READONLY, "simpler.RunStats"},
     {"trace", T_OBJECT, offsetof(SpyRunResult, trace), READONLY, "simpler.Trace or None"},
     {"outputs", T_OBJECT, offsetof(SpyRunResult, outputs), READONLY,
      "dict: argument name (index without a signature) -> the array written"},
     {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef result_getset[] = {
+    {"stats", (getter)result_get_stats, NULL,
+     "simpler.RunStats (made on first access: a run that does not look costs no object)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject SpyRunResult_Type = {
@@ -430,6 +522,7 @@ static PyTypeObject SpyRunResult_Type = {
     .tp_repr = (reprfunc)result_repr,
     .tp_as_mapping = &result_mapping,
     .tp_members = result_members,
+    .tp_getset = result_getset,
 };
 
 /* ---- registration ------------------------------------------------------------- */
@@ -452,6 +545,11 @@ int spy_config_init(PyObject *module)
         add_type(module, "CallConfig", &SpyCallConfig_Type) ||
         add_type(module, "RunResult", &SpyRunResult_Type))
         return -1;
+    static const char *const names[3] = {
+        [SP_RUN_FRESH] = "fresh", [SP_RUN_RECORDED] = "recorded", [SP_RUN_REPLAYED] = "replayed"};
+    for (int i = 0; i < 3; i++)
+        if (!replay_names[i] && !(replay_names[i] = PyUnicode_InternFromString(names[i])))
+            return -1;
     RunStats_Type = PyStructSequence_NewType(&stats_desc);
     if (!RunStats_Type)
         return -1;

@@ -39,6 +39,10 @@ typedef struct SpyCallable {
     size_t size;
     sp_callable_view view;      /* points into blob */
     sp_callable_signature *sig; /* parsed orch_args; NULL when the callable declares none */
+    /* The signature's names as interned str: [0, tensor_count) the tensors',
+     * then the scalars'; NULL without names. A keyword the interpreter
+     * interned is found by identity, and the outputs dict takes them as keys. */
+    PyObject **names;
     PyObject *weakrefs;
 } SpyCallable;
 
@@ -73,8 +77,9 @@ extern PyTypeObject SpyCallConfig_Type;
 
 /* simpler.RunStats (a struct sequence) from the C figures. */
 PyObject *spy_run_stats_new(const sp_run_stats *st);
-/* simpler.RunResult(stats, trace, outputs). */
-PyObject *spy_run_result_new(PyObject *stats, PyObject *trace, PyObject *outputs);
+/* simpler.RunResult(stats, trace, outputs); its RunStats is made from a
+ * copy of `st` when first asked for. */
+PyObject *spy_run_result_new(const sp_run_stats *st, PyObject *trace, PyObject *outputs);
 int spy_config_init(PyObject *module);
 
 /* ---- args.c ------------------------------------------------------------------ */
@@ -88,12 +93,25 @@ typedef struct spy_args {
     PyObject *outputs;                /* dict: name or index -> the output object */
 } spy_args;
 
-/* Convert `tensors` (a sequence), `scalars` (a sequence) and `named` (a
- * dict of signature names, may be NULL) for callable `c` into `a`.
- * 0, or -1 with a simpler.Error raised (naming the argument). On failure
- * nothing stays held. */
+/* Arguments given by signature name: values[k] for names[k] (a str), both
+ * borrowed, k < n, skipping the `nskip` positions in skip[] (ascending:
+ * the keywords that are the call's own, as Worker.run's trace=). */
+typedef struct spy_named {
+    PyObject *const *names;
+    PyObject *const *values;
+    Py_ssize_t n;
+    const Py_ssize_t *skip;
+    int nskip;
+} spy_named;
+
+/* Convert `tensors` (a sequence), `scalars` (a sequence) and `named` (may
+ * be NULL) for callable `c` into `a`. 0, or -1 with a simpler.Error raised
+ * (naming the argument). On failure nothing stays held. */
 int spy_args_fill(spy_args *a, SpyCallable *c, PyObject *tensors, PyObject *scalars,
-                  PyObject *named);
+                  const spy_named *named);
+/* spy_args_fill with the named arguments in a dict (NULL or empty: none). */
+int spy_args_fill_dict(spy_args *a, SpyCallable *c, PyObject *tensors, PyObject *scalars,
+                       PyObject *named);
 /* Release what spy_args_fill holds (safe on a released or zeroed one). */
 void spy_args_release(spy_args *a);
 

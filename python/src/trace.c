@@ -148,15 +148,15 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static PyObject *trace_get_task_count(SpyTrace *t, void *closure)
+/* Distinct task ids among the records of kind_a or kind_b. */
+static PyObject *distinct_tasks(SpyTrace *t, int kind_a, int kind_b)
 {
-    (void)closure;
     uint64_t n = t->tr.record_count, k = 0;
     uint64_t *ids = PyMem_Malloc((n ? n : 1) * sizeof *ids);
     if (!ids)
         return PyErr_NoMemory();
     for (uint64_t i = 0; i < n; i++)
-        if (t->tr.records[i].kind == SP_TRACE_SLICE || t->tr.records[i].kind == SP_TRACE_DUMMY)
+        if (t->tr.records[i].kind == kind_a || t->tr.records[i].kind == kind_b)
             ids[k++] = t->tr.records[i].task;
     qsort(ids, k, sizeof *ids, cmp_u64);
     uint64_t distinct = 0;
@@ -164,6 +164,18 @@ static PyObject *trace_get_task_count(SpyTrace *t, void *closure)
         distinct += i == 0 || ids[i] != ids[i - 1];
     PyMem_Free(ids);
     return PyLong_FromUnsignedLongLong(distinct);
+}
+
+static PyObject *trace_get_task_count(SpyTrace *t, void *closure)
+{
+    (void)closure;
+    return distinct_tasks(t, SP_TRACE_SLICE, SP_TRACE_DUMMY);
+}
+
+static PyObject *trace_get_skipped_count(SpyTrace *t, void *closure)
+{
+    (void)closure;
+    return distinct_tasks(t, SP_TRACE_SKIPPED, SP_TRACE_SKIPPED);
 }
 
 static PyObject *trace_get_stats(SpyTrace *t, void *closure)
@@ -381,6 +393,10 @@ static PyGetSetDef trace_getset[] = {
      "the dependency edges: a read-only numpy structured array (producer, consumer, kind)", NULL},
     {"task_count", (getter)trace_get_task_count, NULL,
      "distinct task ids among the SLICE and DUMMY records", NULL},
+    {"skipped_count", (getter)trace_get_skipped_count, NULL,
+     "distinct task ids among the SKIPPED records (predicated tasks that did not run; "
+     "not in task_count)",
+     NULL},
     {"stats", (getter)trace_get_stats, NULL, "the run's RunStats", NULL},
     {"runtime", (getter)trace_get_runtime, NULL, "the runtime that ran it (\"hbg\", \"tmr\")",
      NULL},
@@ -472,5 +488,36 @@ int spy_trace_init(PyObject *module)
         return -1;
     if (PyModule_AddObjectRef(module, "Trace", (PyObject *)&SpyTrace_Type))
         return -1;
+    /* The record kinds (sp_trace_record.kind): TRACE_SLICE, ... and
+     * TRACE_KINDS, kind -> its name ("slice", ..., "skipped"). */
+    static const struct {
+        int kind;
+        const char *constant, *name;
+    } kinds[] = {
+        {SP_TRACE_SLICE, "TRACE_SLICE", "slice"},
+        {SP_TRACE_DUMMY, "TRACE_DUMMY", "dummy"},
+        {SP_TRACE_SCHED_PASS, "TRACE_SCHED_PASS", "sched_pass"},
+        {SP_TRACE_SCHED_IDLE, "TRACE_SCHED_IDLE", "sched_idle"},
+        {SP_TRACE_SUBMIT, "TRACE_SUBMIT", "submit"},
+        {SP_TRACE_SKIPPED, "TRACE_SKIPPED", "skipped"},
+    };
+    PyObject *names = PyDict_New();
+    if (!names)
+        return -1;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        PyObject *k = PyLong_FromLong(kinds[i].kind), *v = PyUnicode_FromString(kinds[i].name);
+        int bad = !k || !v || PyDict_SetItem(names, k, v) ||
+                  PyModule_AddIntConstant(module, kinds[i].constant, kinds[i].kind);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+        if (bad) {
+            Py_DECREF(names);
+            return -1;
+        }
+    }
+    if (PyModule_AddObject(module, "TRACE_KINDS", names)) {
+        Py_DECREF(names);
+        return -1;
+    }
     return PyModule_AddFunctions(module, module_methods);
 }

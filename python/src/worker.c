@@ -167,17 +167,41 @@ static int resolve(SpyWorker *self, PyObject *target, uint32_t *id, SpyCallable 
     return -1;
 }
 
+/* The call's own keywords, interned once at import (immutable): a
+ * keyword the interpreter passes is interned, so identity decides. */
+enum { KW_CALLABLE, KW_TENSORS, KW_SCALARS, KW_CONFIG, KW_TRACE, KW_COUNT };
+static const char *const kw_text[KW_COUNT] = {"callable", "tensors", "scalars", "config", "trace"};
+static PyObject *kw_str[KW_COUNT];
+
 /* The arguments Worker.run and Worker.submit share. */
 typedef struct run_call {
     PyObject *target, *tensors, *scalars, *config;
     int trace;
-    PyObject *named; /* new reference or NULL */
+    spy_named named;           /* the keywords that are signature names (n 0: none) */
+    Py_ssize_t skip[KW_COUNT]; /* the keyword positions that are the call's own */
 } run_call;
+
+/* Which of the call's own keywords `name` is, KW_COUNT for none. */
+static int own_keyword(PyObject *name)
+{
+    for (int j = 0; j < KW_COUNT; j++)
+        if (name == kw_str[j])
+            return j;
+    if (PyUnicode_CheckExact(name) && PyUnicode_CHECK_INTERNED(name))
+        return KW_COUNT; /* interned and none of them: no other text can match */
+    for (int j = 0; j < KW_COUNT; j++)
+        if (PyUnicode_CompareWithASCIIString(name, kw_text[j]) == 0)
+            return j;
+    return KW_COUNT;
+}
 
 static int parse_run_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, run_call *rc,
                           const char *fn)
 {
-    memset(rc, 0, sizeof *rc);
+    rc->target = rc->tensors = rc->scalars = rc->config = NULL;
+    rc->trace = 0;
+    rc->named.n = 0;
+    rc->named.nskip = 0;
     PyObject **pos[4] = {&rc->target, &rc->tensors, &rc->scalars, &rc->config};
     if (nargs < 1 || nargs > 4) {
         if (nargs < 1 && kwnames) {
@@ -191,46 +215,45 @@ static int parse_run_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     for (Py_ssize_t i = 0; i < nargs && i < 4; i++)
         *pos[i] = args[i];
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    static const char *const fixed[] = {"callable", "tensors", "scalars", "config"};
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, k), *v = args[nargs + k];
-        int j;
-        for (j = 0; j < 4; j++)
-            if (PyUnicode_CompareWithASCIIString(name, fixed[j]) == 0)
-                break;
-        if (j < 4) {
-            if (*pos[j]) {
-                PyErr_Format(PyExc_TypeError, "%s() got multiple values for '%s'", fn, fixed[j]);
-                goto fail;
-            }
-            *pos[j] = v;
-            continue;
+        int j = own_keyword(name);
+        if (j == KW_COUNT)
+            continue;                      /* a signature name: spy_args_fill places it */
+        if (rc->named.nskip == KW_COUNT) { /* the interpreter refuses a keyword twice */
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for '%s'", fn, kw_text[j]);
+            return -1;
         }
-        if (PyUnicode_CompareWithASCIIString(name, "trace") == 0) {
+        rc->skip[rc->named.nskip++] = k;
+        if (j == KW_TRACE) {
             if ((rc->trace = PyObject_IsTrue(v)) < 0)
-                goto fail;
+                return -1;
             continue;
         }
-        if (!rc->named && !(rc->named = PyDict_New()))
-            goto fail;
-        if (PyDict_SetItem(rc->named, name, v))
-            goto fail;
+        if (*pos[j]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for '%s'", fn, kw_text[j]);
+            return -1;
+        }
+        *pos[j] = v;
+    }
+    if (nkw > rc->named.nskip) {
+        rc->named.names = &PyTuple_GET_ITEM(kwnames, 0);
+        rc->named.values = args + nargs;
+        rc->named.n = nkw;
+        rc->named.skip = rc->skip;
     }
     if (!rc->target) {
         PyErr_Format(PyExc_TypeError, "%s() needs the callable (or its id)", fn);
-        goto fail;
+        return -1;
     }
     if (rc->config == Py_None)
         rc->config = NULL;
     if (rc->config && !PyObject_TypeCheck(rc->config, &SpyCallConfig_Type)) {
         spy_raisef(SP_EINVAL, "config must be a simpler.CallConfig or None, not %s",
                    Py_TYPE(rc->config)->tp_name);
-        goto fail;
+        return -1;
     }
     return 0;
-fail:
-    Py_CLEAR(rc->named);
-    return -1;
 }
 
 /* The config a run uses: the caller's, or a copy raised to trace. */
@@ -317,19 +340,24 @@ static int parse_log_level(PyObject *o, int32_t *out)
 
 static int worker_init(SpyWorker *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"runtime",         "device",         "clusters",   "sched_threads",
-                             "platform",        "module_dir",     "trace_path", "close_timeout_ms",
-                             "memory_bytes",    "check",          "log_level",  "kernel_timeout_ms",
-                             "orch_timeout_ms", "pipeline_depth", "core_queue", NULL};
+    static char *kwlist[] = {"runtime",           "device",
+                             "clusters",          "sched_threads",
+                             "platform",          "module_dir",
+                             "trace_path",        "close_timeout_ms",
+                             "memory_bytes",      "check",
+                             "log_level",         "kernel_timeout_ms",
+                             "orch_timeout_ms",   "pipeline_depth",
+                             "core_queue",        "graph_cache_count",
+                             "graph_cache_bytes", NULL};
     const char *runtime = "hbg", *platform = NULL, *module_dir = NULL, *trace_path = NULL;
     int device = 0, check = 0;
-    unsigned int clusters = 0, sched = 0, pipeline_depth = 0, core_queue = 0;
-    unsigned long long close_ms = 0, memory = 0, kernel_ms = 0, orch_ms = 0;
+    unsigned int clusters = 0, sched = 0, pipeline_depth = 0, core_queue = 0, cache_count = 0;
+    unsigned long long close_ms = 0, memory = 0, kernel_ms = 0, orch_ms = 0, cache_bytes = 0;
     PyObject *log_level = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|siIIzzzKKpOKKII:Worker", kwlist, &runtime, &device,
-                                     &clusters, &sched, &platform, &module_dir, &trace_path,
-                                     &close_ms, &memory, &check, &log_level, &kernel_ms, &orch_ms,
-                                     &pipeline_depth, &core_queue))
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "|siIIzzzKKpOKKIIIK:Worker", kwlist, &runtime, &device, &clusters, &sched,
+            &platform, &module_dir, &trace_path, &close_ms, &memory, &check, &log_level, &kernel_ms,
+            &orch_ms, &pipeline_depth, &core_queue, &cache_count, &cache_bytes))
         return -1;
     if (self->w) {
         spy_raise(SP_ESTATE, "the worker is open already");
@@ -349,6 +377,8 @@ static int worker_init(SpyWorker *self, PyObject *args, PyObject *kw)
     o.settings.pipeline_depth = pipeline_depth;
     o.settings.memory_bytes = memory;
     o.settings.sim.core_queue = core_queue;
+    o.settings.graph_cache_count = cache_count;
+    o.settings.graph_cache_bytes = cache_bytes;
     if (parse_log_level(log_level, &o.settings.log_level))
         return -1;
     if (!self->sync && !(self->sync = PyMem_Calloc(1, sizeof *self->sync))) {
@@ -553,7 +583,7 @@ static PyObject *worker_run(SpyWorker *self, PyObject *const *args, Py_ssize_t n
         goto out;
     }
     self->sync_busy = 1;
-    if (spy_args_fill(a, c, call.tensors, call.scalars, call.named))
+    if (spy_args_fill(a, c, call.tensors, call.scalars, &call.named))
         goto release;
     sp_run_stats st;
     char err[SPY_ERR_LEN];
@@ -576,10 +606,7 @@ static PyObject *worker_run(SpyWorker *self, PyObject *const *args, Py_ssize_t n
     }
     if (traced && !(trace = trace_from_snapshot(self, &snap, &st, c, snap_rc)))
         goto release;
-    PyObject *stats = spy_run_stats_new(&st);
-    if (stats)
-        result = spy_run_result_new(stats, trace, a->outputs);
-    Py_XDECREF(stats);
+    result = spy_run_result_new(&st, trace, a->outputs);
     Py_XDECREF(trace);
 release:
     spy_args_release(a);
@@ -588,7 +615,6 @@ release:
     else
         self->sync_busy = 0;
 out:
-    Py_XDECREF(call.named);
     return result;
 }
 
@@ -632,7 +658,7 @@ static PyObject *worker_submit(SpyWorker *self, PyObject *const *args, Py_ssize_
     r->message = NULL;
     memset(&r->h, 0, sizeof r->h);
     s->run = r; /* reserved before the GIL is let go */
-    if (spy_args_fill(&s->args, c, call.tensors, call.scalars, call.named)) {
+    if (spy_args_fill(&s->args, c, call.tensors, call.scalars, &call.named)) {
         s->run = NULL;
         r->slot = -1;
         Py_DECREF(r);
@@ -659,8 +685,141 @@ static PyObject *worker_submit(SpyWorker *self, PyObject *const *args, Py_ssize_
     }
     ret = (PyObject *)r;
 out:
-    Py_XDECREF(call.named);
     return ret;
+}
+
+/* ---- Worker: recorded graphs (replay) ----------------------------------------------- */
+
+/* forget(callable_or_id, tensors=None, scalars=None, **named): drop the
+ * graph a run on these arguments would replay (none given: every graph of
+ * the callable). A Callable never registered here has none: a no-op. */
+static PyObject *worker_forget(SpyWorker *self, PyObject *args, PyObject *kw)
+{
+    PyObject *target = NULL, *tensors = NULL, *scalars = NULL;
+    if (!PyArg_UnpackTuple(args, "forget", 1, 3, &target, &tensors, &scalars))
+        return NULL;
+    PyObject *named = NULL;
+    if (kw && PyDict_GET_SIZE(kw)) {
+        if (!(named = PyDict_Copy(kw)))
+            return NULL;
+        PyObject **slot[2] = {&tensors, &scalars};
+        static const char *const keys[2] = {"tensors", "scalars"};
+        for (int i = 0; i < 2; i++) {
+            PyObject *v = PyDict_GetItemString(named, keys[i]); /* borrowed, from kw */
+            if (!v)
+                continue;
+            if (*slot[i]) {
+                Py_DECREF(named);
+                return PyErr_Format(PyExc_TypeError, "forget() got multiple values for '%s'",
+                                    keys[i]);
+            }
+            *slot[i] = v; /* kw (the caller's) keeps it alive */
+            if (PyDict_DelItemString(named, keys[i])) {
+                Py_DECREF(named);
+                return NULL;
+            }
+        }
+    }
+    PyObject *ret = NULL;
+    spy_args *a = NULL;
+    if (check_open(self))
+        goto out;
+    uint32_t id;
+    SpyCallable *c;
+    if (SpyCallable_Check(target)) {
+        c = (SpyCallable *)target;
+        if (!find_registered(self, c, &id)) {
+            ret = Py_NewRef(Py_None);
+            goto out;
+        }
+    } else if (resolve(self, target, &id, &c)) {
+        goto out;
+    }
+    int with_args = (tensors && tensors != Py_None) || (scalars && scalars != Py_None) ||
+                    (named && PyDict_GET_SIZE(named));
+    if (with_args) {
+        if (!(a = PyMem_Calloc(1, sizeof *a))) {
+            PyErr_NoMemory();
+            goto out;
+        }
+        if (spy_args_fill_dict(a, c, tensors, scalars, named))
+            goto out;
+    }
+    char err[SPY_ERR_LEN];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    pthread_mutex_lock(&self->lock);
+    rc = self->w ? sp_worker_forget(self->w, id, a ? &a->args : NULL) : SP_ESTATE;
+    if (rc)
+        copy_error(self, err);
+    pthread_mutex_unlock(&self->lock);
+    Py_END_ALLOW_THREADS;
+    if (rc)
+        spy_raise(rc, err);
+    else
+        ret = Py_NewRef(Py_None);
+out:
+    if (a) {
+        spy_args_release(a);
+        PyMem_Free(a);
+    }
+    Py_XDECREF(named);
+    return ret;
+}
+
+/* simpler.GraphCacheInfo: sp_graph_cache_info as a struct sequence. */
+static PyStructSequence_Field cache_info_fields[] = {
+    {"count", "graphs kept now"},
+    {"max_count", "the bound (Worker(graph_cache_count=...); default 16)"},
+    {"bytes", "host bytes they hold"},
+    {"max_bytes", "the bound (Worker(graph_cache_bytes=...); default 256 MiB)"},
+    {"recorded", "runs that recorded a graph, since the worker opened"},
+    {"replayed", "runs that replayed one"},
+    {"evicted", "graphs dropped for the bound"},
+    {"rerecorded", "replays refused because a control value read changed"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc cache_info_desc = {
+    "simpler.GraphCacheInfo",
+    "What a worker keeps of recorded graphs (sp_graph_cache_info).",
+    cache_info_fields,
+    8,
+};
+
+static PyTypeObject *GraphCacheInfo_Type;
+
+static PyObject *worker_graph_cache_info(SpyWorker *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_open(self))
+        return NULL;
+    sp_graph_cache_info gi;
+    char err[SPY_ERR_LEN];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    pthread_mutex_lock(&self->lock);
+    rc = self->w ? sp_worker_graph_cache_info(self->w, &gi) : SP_ESTATE;
+    if (rc)
+        copy_error(self, err);
+    pthread_mutex_unlock(&self->lock);
+    Py_END_ALLOW_THREADS;
+    if (rc)
+        return spy_raise(rc, err);
+    PyObject *o = PyStructSequence_New(GraphCacheInfo_Type);
+    if (!o)
+        return NULL;
+    const uint64_t v[8] = {gi.count,    gi.max_count, gi.bytes,   gi.max_bytes,
+                           gi.recorded, gi.replayed,  gi.evicted, gi.rerecorded};
+    for (int i = 0; i < 8; i++) {
+        PyObject *n = PyLong_FromUnsignedLongLong(v[i]);
+        if (!n) {
+            Py_DECREF(o);
+            return NULL;
+        }
+        PyStructSequence_SET_ITEM(o, i, n);
+    }
+    return o;
 }
 
 /* _c_run_loop(callable_or_id, tensors, scalars, config, n) -> [ns, ...]:
@@ -836,6 +995,12 @@ static PyMethodDef worker_methods[] = {
      "register(callable, id=None) -> int: the callable's id (the same Callable: the same id)."},
     {"unregister", (PyCFunction)worker_unregister, METH_O,
      "unregister(callable_or_id): drop a registered callable."},
+    {"forget", (PyCFunction)(void (*)(void))worker_forget, METH_VARARGS | METH_KEYWORDS,
+     "forget(callable_or_id, tensors=None, scalars=None, **named): drop the recorded graph a "
+     "run on these arguments would replay (no arguments: every graph of the callable)."},
+    {"graph_cache_info", (PyCFunction)worker_graph_cache_info, METH_NOARGS,
+     "graph_cache_info() -> GraphCacheInfo: the recorded graphs kept, their bounds, and how "
+     "often runs recorded, replayed, evicted and re-recorded."},
     {"close", (PyCFunction)worker_close, METH_NOARGS,
      "close(): finish the runs in flight, detach the device; idempotent."},
     {"__enter__", (PyCFunction)worker_enter, METH_NOARGS, NULL},
@@ -927,10 +1092,8 @@ static PyObject *run_finish(SpyRun *r, uint64_t timeout_ms, int *timed_out)
         r->message = PyUnicode_FromString(err);
         return spy_raise(rc, err);
     }
-    PyObject *stats = trace || !r->traced ? spy_run_stats_new(&st) : NULL;
-    if (stats)
-        r->result = spy_run_result_new(stats, trace, outputs);
-    Py_XDECREF(stats);
+    if (trace || !r->traced)
+        r->result = spy_run_result_new(&st, trace, outputs);
     Py_XDECREF(trace);
     Py_XDECREF(outputs);
     if (!r->result) { /* out of memory building it: the run is over all the same */
@@ -1035,7 +1198,8 @@ static PyObject *args_probe(PyObject *mod, PyObject *args, PyObject *kw)
     if (!a)
         return PyErr_NoMemory();
     PyObject *out = NULL, *tl = NULL, *sl = NULL;
-    if (spy_args_fill(a, target == Py_None ? NULL : (SpyCallable *)target, tensors, scalars, kw))
+    if (spy_args_fill_dict(a, target == Py_None ? NULL : (SpyCallable *)target, tensors, scalars,
+                           kw))
         goto done;
     tl = PyList_New(a->args.tensor_count);
     sl = PyList_New(a->args.scalar_count);
@@ -1078,6 +1242,9 @@ static PyMethodDef module_functions[] = {
 
 int spy_worker_init(PyObject *module)
 {
+    for (int j = 0; j < KW_COUNT; j++)
+        if (!kw_str[j] && !(kw_str[j] = PyUnicode_InternFromString(kw_text[j])))
+            return -1;
     if (PyType_Ready(&SpyWorker_Type) || PyType_Ready(&SpyRun_Type))
         return -1;
     Py_INCREF(&SpyWorker_Type);
@@ -1088,6 +1255,13 @@ int spy_worker_init(PyObject *module)
     Py_INCREF(&SpyRun_Type);
     if (PyModule_AddObject(module, "Run", (PyObject *)&SpyRun_Type)) {
         Py_DECREF(&SpyRun_Type);
+        return -1;
+    }
+    if (!(GraphCacheInfo_Type = PyStructSequence_NewType(&cache_info_desc)))
+        return -1;
+    Py_INCREF(GraphCacheInfo_Type);
+    if (PyModule_AddObject(module, "GraphCacheInfo", (PyObject *)GraphCacheInfo_Type)) {
+        Py_DECREF(GraphCacheInfo_Type);
         return -1;
     }
     return PyModule_AddFunctions(module, module_functions);

@@ -86,6 +86,60 @@ def test_failed_run_keeps_its_class_and_says_where():
         workers.close()
 
 
+class _Rounds(SceneTest):
+    """vector_example three rounds a case, replay on (not collected)."""
+
+    CALLABLE = "vector_example"
+    CASES = (Case("r", n=64),)
+    TOLERANCES = {"f": dict(rtol=1e-6)}
+    CONFIG = {"replay": "auto"}
+    ROUNDS = 3
+
+    def __init__(self):
+        self.seen = []
+
+    def generate_args(self, case):
+        rng = case.rng()
+        return {"a": rng.random(case.n, np.float32), "b": rng.random(case.n, np.float32),
+                "f": np.zeros(case.n, np.float32), "blocks": 1}
+
+    def compute_golden(self, args, case):
+        c = args["a"] + args["b"]
+        return {"f": (c + 1) * (c + 2) + c}
+
+    def check(self, result, args, golden, case):
+        assert case.round == self.round
+        self.seen.append((case.round, args["a"].copy(), result.stats.replay))
+
+
+def test_rounds_run_each_case_on_new_data_and_check_each():
+    t = _Rounds()
+    result = t.run_scene(_Rounds.CASES[0], "hbg", Geometry(1, 1))
+    assert [r for r, _, _ in t.seen] == [0, 1, 2] and _Rounds.CASES[0].round == 0
+    # round 0 draws what a one-round case draws; the later rounds other data
+    assert np.array_equal(t.seen[0][1], _Rounds.CASES[0].rng().random(64, np.float32))
+    assert not np.array_equal(t.seen[0][1], t.seen[1][1])
+    assert not np.array_equal(t.seen[1][1], t.seen[2][1])
+    replays = [p for _, _, p in t.seen]
+    assert result.stats.replay == replays[-1]
+    # With a runtime that records, the first round records and the rest
+    # replay; one that does not yet runs every round fresh.
+    assert replays in (["recorded", "replayed", "replayed"], ["fresh"] * 3), replays
+
+    class _Bad(_Rounds):
+        def compute_golden(self, args, case):
+            golden = super().compute_golden(args, case)
+            if case.round == 2:
+                golden["f"] = golden["f"] + 1
+            return golden
+
+    with pytest.raises(AssertionError, match="_Bad: case 'r' runtime tmr geometry c1s1 "
+                                             "round 2: output 'f'"):
+        _Bad().run_scene(_Rounds.CASES[0], "tmr", Geometry(1, 1))
+    with pytest.raises(ValueError, match="ROUNDS is 0"):
+        type("_Zero", (_Rounds,), {"ROUNDS": 0})().run_scene(_Rounds.CASES[0], "hbg", (1, 1))
+
+
 SCENE = '''
 import os
 import numpy as np

@@ -176,6 +176,36 @@ def test_a_name_twice_or_unknown_is_an_error(vec):
         probe(None, [], x=a)
 
 
+def test_run_by_name_equals_positional_and_names_its_errors(worker, vec):
+    """Worker.run's own keyword path (not _args_probe's dict): names the
+    interpreter interned and names built at run time (** of a dict whose
+    keys are not interned) land in the same slots, next to the call's own
+    keywords, and the errors name the argument as the dict path does."""
+    a, b = np.full(8, 2, np.float32), np.full(8, 3, np.float32)
+    f1, f2, f3 = (np.zeros(8, np.float32) for _ in range(3))
+    worker.run(vec, [a, b, f1], [1])
+    r = worker.run(vec, a=a, b=b, f=f2, blocks=1, trace=True, config=simpler.CallConfig())
+    assert r.outputs["f"] is f2 and r.trace is not None
+    dyn = {"".join(("bl", "ocks")): 1, "".join(("tr", "ace")): True, "".join(("a",)): a}
+    r = worker.run(vec, [], None, None, b=b, f=f3, **dyn)
+    assert r.outputs["f"] is f3 and r.trace is not None and list(r.outputs) == ["f"]
+    np.testing.assert_array_equal(f1, f2)
+    np.testing.assert_array_equal(f1, f3)
+    r = worker.run(callable=vec, tensors=[a], scalars=[1], b=b, f=None)
+    np.testing.assert_array_equal(r["f"], f1)
+    with pytest.raises(simpler.ArgSignatureError, match="argument 'a' given twice"):
+        worker.run(vec, [a, b, f1], [1], a=a)
+    with pytest.raises(simpler.ArgSignatureError, match="scalar 'blocks' given twice"):
+        worker.run(vec, [a, b, f1], [1], **{"".join(("bl", "ocks")): 1})
+    with pytest.raises(simpler.ArgSignatureError, match="no argument 'nope'"):
+        worker.run(vec, [a, b, f1], [1], nope=1)
+    with pytest.raises(simpler.ArgSignatureError, match="argument 'b' is missing"):
+        worker.run(vec, [a], f=f1, blocks=1)
+    with pytest.raises(TypeError, match="multiple values for 'tensors'"):
+        worker.run(vec, [a], tensors=[a])
+    np.testing.assert_array_equal(worker.run(vec, a=a, b=b, f=f3, blocks=1)["f"], f1)
+
+
 def test_none_output_is_allocated_from_the_signature(vec):
     a = np.zeros(15, np.float32)
     got = probe(vec, [a, a, None], [1])
@@ -342,7 +372,9 @@ def test_run_stats_is_a_struct_sequence(worker, vec):
     assert isinstance(st, simpler.RunStats)
     assert st._fields if hasattr(st, "_fields") else True
     assert st.tasks == st[0] == 5
-    assert len(st) == 8 and st.device_ns > 0
+    assert len(st) == 11 and st.device_ns > 0
+    # issue 16's fields: a run without replay is fresh, nothing skipped or patched
+    assert (st.replay, st.skipped, st.patch_bytes) == ("fresh", 0, 0) == tuple(st[8:])
 
 
 def test_worker_surface(worker):
