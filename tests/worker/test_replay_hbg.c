@@ -188,10 +188,12 @@ Test(replay_hbg, replay_equals_a_fresh_build_bit_for_bit_over_100_runs)
         job_free(&rep);
         if (i % 10 == 5) {
             /* A bigger run moves the slot's staging (new argument addresses)
-             * and the bank's heap and image: the next replay patches them. */
+             * and the bank's heap (grown each time) and image: the next
+             * replay patches them. */
             job big;
             job_init(&big, 64, 6, 5, 99u);
-            cr_assert_eq(run_job(&big, NULL), SP_RUN_FRESH);
+            sp_call_config big_heap = {.heap_bytes = (65ull + (uint64_t)i / 10) << 20};
+            cr_assert_eq(run_job(&big, &big_heap), SP_RUN_FRESH);
             assert_result(&big);
             job_free(&big);
         }
@@ -348,8 +350,7 @@ Test(replay_hbg, a_kernel_crash_in_a_replay_is_named_and_the_next_replay_is_righ
     sp_run_stats st;
     int rc = sp_worker_run(w, 0, &a.args, &auto_cfg, &st);
     cr_assert_eq(rc, SP_EKERNEL_FAULT, "%s", sp_status_name(rc));
-    cr_assert(strstr(sp_worker_last_error(w), "replay_add") != NULL, "%s",
-              sp_worker_last_error(w));
+    cr_assert(strstr(sp_worker_last_error(w), "replay_add") != NULL, "%s", sp_worker_last_error(w));
     for (int i = 0; i < 3; i++) {
         a.args.scalars[1] = 31 + (uint64_t)i;
         memset(a.out, 0, 4 * W * sizeof *a.out);
@@ -454,7 +455,8 @@ Test(replay_hbg, a_traced_replay_has_the_fresh_runs_records_and_edges)
     job a;
     job_init(&a, 4, 2, 9, 1u);
     cr_assert_eq(run_job(&a, &auto_cfg), SP_RUN_RECORDED); /* untraced */
-    sp_call_config fresh = {.trace_level = 1}, rep = {.trace_level = 1, .flags = SP_CALL_REPLAY_ONLY};
+    sp_call_config fresh = {.trace_level = 1},
+                   rep = {.trace_level = 1, .flags = SP_CALL_REPLAY_ONLY};
     cr_assert_eq(run_job(&a, &fresh), SP_RUN_FRESH);
     const sp_run_trace *t = sp_worker_last_trace(w);
     cr_assert_not_null(t);

@@ -58,8 +58,7 @@ int hbg_recording_note_read(hbg_recording *rec, int buf, uint64_t off, const voi
         never(rec, "its orchestration read a runtime-allocated tensor");
         return SP_OK;
     }
-    if (!rec->args || (uint32_t)buf >= rec->args->tensor_count ||
-        rec->args->dirs[buf] == SP_OUT) {
+    if (!rec->args || (uint32_t)buf >= rec->args->tensor_count || rec->args->dirs[buf] == SP_OUT) {
         never(rec, "its orchestration read a pure output (SP_OUT) argument");
         return SP_OK;
     }
@@ -152,9 +151,9 @@ typedef struct loose_reloc {
 } loose_reloc;
 
 /* Every run-dependent word of the image, sorted into groups by source. */
-static int make_relocs(hbg_record *rd, hbg_recording *rec, const hbg_graph *g,
-                       const hbg_layout *l, const uint8_t *image, const rt_staging *st,
-                       const sp_arena *a, const sp_args *args)
+static int make_relocs(hbg_record *rd, hbg_recording *rec, const hbg_graph *g, const hbg_layout *l,
+                       const uint8_t *image, const rt_staging *st, const sp_arena *a,
+                       const sp_args *args)
 {
     uint64_t n = 2 * (uint64_t)g->tensor_count + rec->scalar_count, at = 0;
     loose_reloc *lr = malloc((n ? n : 1) * sizeof *lr);
@@ -221,8 +220,8 @@ static int make_relocs(hbg_record *rd, hbg_recording *rec, const hbg_graph *g,
             count[s] = gi++;
         }
         for (uint64_t i = 0; i < at && rc == SP_OK; i++)
-            rd->relocs[fill[count[lr[i].src]]++] = (hbg_reloc){.off = lr[i].off,
-                                                               .delta = lr[i].delta};
+            rd->relocs[fill[count[lr[i].src]]++] =
+                (hbg_reloc){.off = lr[i].off, .delta = lr[i].delta};
         free(fill);
     }
     free(lr);
@@ -283,9 +282,8 @@ int hbg_record_make(hbg_record **out, hbg_recording *rec, const hbg_graph *g, co
     return SP_OK;
 }
 
-int hbg_replay_upload(hbg_record *rd, const rt_prepare *p, const rt_staging *st,
-                      const sp_arena *a, uint64_t trace_dev, rt_host_scratch *stage,
-                      uint64_t *uploaded)
+int hbg_replay_upload(hbg_record *rd, const rt_prepare *p, const rt_staging *st, const sp_arena *a,
+                      uint64_t trace_dev, rt_host_scratch *stage, uint64_t *uploaded)
 {
     *uploaded = 0;
     const uint32_t bank = p->dev_bank;
@@ -301,8 +299,7 @@ int hbg_replay_upload(hbg_record *rd, const rt_prepare *p, const rt_staging *st,
         rc = sp_host_copy_from_device(p->api, &tag, a->image + offsetof(hbg_image, replay_tag),
                                       sizeof tag);
         if (rc) {
-            snprintf(p->err, p->err_len, "replay: reading the image's tag: %s",
-                     sp_status_name(rc));
+            snprintf(p->err, p->err_len, "replay: reading the image's tag: %s", sp_status_name(rc));
             return rc;
         }
         full = tag != rd->tag;
@@ -350,8 +347,7 @@ int hbg_replay_upload(hbg_record *rd, const rt_prepare *p, const rt_staging *st,
         sent += rd->image_bytes - head;
     }
     if (rc == SP_OK && n) {
-        rc = sp_host_copy_to_device(p->api, a->image + rd->patch_off, patch,
-                                    n * sizeof(hbg_patch));
+        rc = sp_host_copy_to_device(p->api, a->image + rd->patch_off, patch, n * sizeof(hbg_patch));
         sent += n * sizeof(hbg_patch);
     }
     if (rc == SP_OK) {

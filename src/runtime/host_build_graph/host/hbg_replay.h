@@ -85,8 +85,8 @@ typedef struct hbg_bank_view {
 } hbg_bank_view;
 
 typedef struct hbg_record {
-    uint64_t tag;     /* never 0 (a fresh image's header has 0) */
-    uint8_t *image;   /* pristine, image_bytes */
+    uint64_t tag;   /* never 0 (a fresh image's header has 0) */
+    uint8_t *image; /* pristine, image_bytes */
     uint64_t image_bytes;
     uint64_t patch_off; /* the patch area, past the image, room for every relocation */
     uint64_t heap_need; /* heap bytes the graph's outputs use */
@@ -131,8 +131,7 @@ void hbg_record_bank_drop(hbg_record *rd, uint32_t bank);
  * not hold this record, the whole image, uploaded to the arena `a` of
  * p's bank. `stage` is the slot's host buffer for the header and patch.
  * *uploaded: bytes sent. 0 or a status, reason in p->err. */
-int hbg_replay_upload(hbg_record *rd, const rt_prepare *p, const rt_staging *st,
-                      const sp_arena *a, uint64_t trace_dev, rt_host_scratch *stage,
-                      uint64_t *uploaded);
+int hbg_replay_upload(hbg_record *rd, const rt_prepare *p, const rt_staging *st, const sp_arena *a,
+                      uint64_t trace_dev, rt_host_scratch *stage, uint64_t *uploaded);
 
 #endif
