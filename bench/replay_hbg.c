@@ -13,8 +13,10 @@
  * the same device (its own arena banks), so they do not overwrite the
  * image the replays' bank holds. Min and median of build_ns + upload_ns
  * (the host's prepare) per task, the patch bytes, device time and the run's
- * wall time. The module and callable are found beside this executable:
- * <bindir>/../lib, <bindir>/../bench/hbg_graphs.spc. */
+ * wall time. Then the device's side of a replay: traced runs give the time
+ * from launch to the first kernel's start, fresh against replayed (the
+ * replay's device reset of task counters and queue slots lies in it). The module and callable are
+ * found beside this executable: <bindir>/../lib, <bindir>/../bench/hbg_graphs.spc. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include "common/paths.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
+#include "simpler/trace.h"
 #include "simpler/worker.h"
 
 #define MAX_ROUNDS 200
@@ -80,16 +83,38 @@ static int run(sp_worker *w, const sp_args *args, uint64_t flags, uint32_t want,
     return SP_OK;
 }
 
+/* Launch to the first kernel start of a traced run (min over `tries`). */
+static int first_start_ns(sp_worker *w, const sp_args *args, uint64_t flags, int tries,
+                          uint64_t *out)
+{
+    *out = UINT64_MAX;
+    for (int t = 0; t < tries; t++) {
+        sp_call_config cfg = {.flags = flags, .trace_level = 1};
+        int rc = sp_worker_run(w, 0, args, &cfg, NULL);
+        if (rc != SP_OK) {
+            fprintf(stderr, "bench_replay_hbg: traced run: %s: %s\n", sp_status_name(rc),
+                    sp_worker_last_error(w));
+            return rc;
+        }
+        const sp_run_trace *tr = sp_worker_last_trace(w);
+        uint64_t first = UINT64_MAX;
+        for (uint64_t i = 0; tr && i < tr->record_count; i++)
+            if (tr->records[i].kind == SP_TRACE_SLICE && tr->records[i].start_ns < first)
+                first = tr->records[i].start_ns;
+        if (tr && first != UINT64_MAX && first - tr->launch_ns < *out)
+            *out = first - tr->launch_ns;
+    }
+    return SP_OK;
+}
+
 static void row(const char *what, const figures *f, int n, uint64_t tasks)
 {
     static const struct {
         const char *name;
         size_t off;
     } cols[] = {
-        {"host", offsetof(figures, host)},
-        {"build", offsetof(figures, build)},
-        {"upload", offsetof(figures, upload)},
-        {"device", offsetof(figures, device)},
+        {"host", offsetof(figures, host)},     {"build", offsetof(figures, build)},
+        {"upload", offsetof(figures, upload)}, {"device", offsetof(figures, device)},
         {"wall", offsetof(figures, wall)},
     };
     printf("  %-8s", what);
@@ -141,6 +166,14 @@ static int bench(sp_worker *w, sp_worker *wf, int mode, uint64_t n, int rounds)
         min_med(rep, rounds, offsetof(figures, host), &rlo, &rmed);
         printf("  host prepare, replay vs fresh (medians): %.1fx less\n",
                rmed ? (double)fmed / (double)rmed : 0.0);
+        uint64_t f0, r0;
+        rc = first_start_ns(wf, args, 0, 5, &f0);
+        if (rc == SP_OK)
+            rc = first_start_ns(w, args, SP_CALL_REPLAY_AUTO, 5, &r0);
+        if (rc == SP_OK)
+            printf("  launch to first kernel start (traced, min of 5): fresh %.1f us, replay "
+                   "%.1f us\n",
+                   (double)f0 / 1e3, (double)r0 / 1e3);
     }
     sp_worker_forget(w, 0, NULL);
     free(rows);
