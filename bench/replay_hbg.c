@@ -13,8 +13,9 @@
  * the same device (its own arena banks), so they do not overwrite the
  * image the replays' bank holds. Min and median of build_ns + upload_ns
  * (the host's prepare) per task, the patch bytes, device time and the run's
- * wall time. Then the device's side of a replay: traced runs give the time
- * from launch to the first kernel's start, fresh against replayed (the
+ * wall time; and replays on a cold bank (a fresh run overwrote its image
+ * just before: the whole image and every relocation go up). Then the device's side of a replay:
+ * traced runs give the time from launch to the first kernel's start, fresh against replayed (the
  * replay's device reset of task counters and queue slots lies in it). The module and callable are
  * found beside this executable: <bindir>/../lib, <bindir>/../bench/hbg_graphs.spc. */
 #include <limits.h>
@@ -144,7 +145,7 @@ static int bench(sp_worker *w, sp_worker *wf, int mode, uint64_t n, int rounds)
     args->scalar_count = 2;
     args->scalars[0] = n;
     args->scalars[1] = (uint64_t)mode;
-    static figures fresh[MAX_ROUNDS], rep[MAX_ROUNDS];
+    static figures fresh[MAX_ROUNDS], rep[MAX_ROUNDS], cold[MAX_ROUNDS], scratch;
     figures recorded;
     int rc = SP_OK;
     rc = run(w, args, SP_CALL_REPLAY_AUTO, SP_RUN_RECORDED, &recorded);
@@ -152,6 +153,13 @@ static int bench(sp_worker *w, sp_worker *wf, int mode, uint64_t n, int rounds)
         rc = run(wf, args, 0, SP_RUN_FRESH, &fresh[i]);
         if (rc == SP_OK)
             rc = run(w, args, SP_CALL_REPLAY_AUTO, SP_RUN_REPLAYED, &rep[i]);
+    }
+    /* A cold bank: a fresh run of the replaying worker overwrote its image
+     * first, so the replay uploads the whole image and every relocation. */
+    for (int i = 0; rc == SP_OK && i < rounds; i++) {
+        rc = run(w, args, 0, SP_RUN_FRESH, &scratch);
+        if (rc == SP_OK)
+            rc = run(w, args, SP_CALL_REPLAY_AUTO, SP_RUN_REPLAYED, &cold[i]);
     }
     if (rc == SP_OK) {
         printf("\n%s N=%llu, %d rounds: ns/task min/median; patch bytes median\n",
@@ -161,6 +169,7 @@ static int bench(sp_worker *w, sp_worker *wf, int mode, uint64_t n, int rounds)
         row("fresh", fresh, rounds, n);
         row("record", &recorded, 1, n);
         row("replay", rep, rounds, n);
+        row("cold", cold, rounds, n);
         uint64_t flo, fmed, rlo, rmed;
         min_med(fresh, rounds, offsetof(figures, host), &flo, &fmed);
         min_med(rep, rounds, offsetof(figures, host), &rlo, &rmed);

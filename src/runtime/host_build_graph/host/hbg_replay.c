@@ -237,6 +237,9 @@ int hbg_record_make(hbg_record **out, hbg_recording *rec, const hbg_graph *g, co
     if (g->control_writes)
         never(rec, "its orchestration wrote a control tensor (sp_tensor_write), which a replay "
                    "would not write again");
+    /* The header counts a patch in 32 bits. */
+    if (hbg_replay_patch_bytes(g, rec) / sizeof(hbg_patch) > UINT32_MAX)
+        never(rec, "its graph has more run-dependent words than a patch counts (2^32)");
     if (rec->never[0])
         return SP_ENOTSUP;
     hbg_record *rd = calloc(1, sizeof *rd);
