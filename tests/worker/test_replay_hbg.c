@@ -136,8 +136,10 @@ static void assert_result(const job *j)
         }
 }
 
-static const sp_call_config auto_cfg = {.flags = SP_CALL_REPLAY_AUTO};
-static const sp_call_config only_cfg = {.flags = SP_CALL_REPLAY_ONLY};
+/* NO_CHECK: the sanitizer phases run every test with SIMPLER_CHECK=1, and
+ * checking-mode runs are never kept. */
+static const sp_call_config auto_cfg = {.flags = SP_CALL_REPLAY_AUTO | SP_CALL_NO_CHECK};
+static const sp_call_config only_cfg = {.flags = SP_CALL_REPLAY_ONLY | SP_CALL_NO_CHECK};
 
 static uint32_t run_job(job *j, const sp_call_config *cfg)
 {
@@ -192,7 +194,8 @@ Test(replay_hbg, replay_equals_a_fresh_build_bit_for_bit_over_100_runs)
              * replay patches them. */
             job big;
             job_init(&big, 64, 6, 5, 99u);
-            sp_call_config big_heap = {.heap_bytes = (65ull + (uint64_t)i / 10) << 20};
+            sp_call_config big_heap = {.heap_bytes = (65ull + (uint64_t)i / 10) << 20,
+                                       .flags = SP_CALL_NO_CHECK};
             cr_assert_eq(run_job(&big, &big_heap), SP_RUN_FRESH);
             assert_result(&big);
             job_free(&big);
@@ -455,8 +458,8 @@ Test(replay_hbg, a_traced_replay_has_the_fresh_runs_records_and_edges)
     job a;
     job_init(&a, 4, 2, 9, 1u);
     cr_assert_eq(run_job(&a, &auto_cfg), SP_RUN_RECORDED); /* untraced */
-    sp_call_config fresh = {.trace_level = 1},
-                   rep = {.trace_level = 1, .flags = SP_CALL_REPLAY_ONLY};
+    sp_call_config fresh = {.trace_level = 1, .flags = SP_CALL_NO_CHECK},
+                   rep = {.trace_level = 1, .flags = SP_CALL_REPLAY_ONLY | SP_CALL_NO_CHECK};
     cr_assert_eq(run_job(&a, &fresh), SP_RUN_FRESH);
     const sp_run_trace *t = sp_worker_last_trace(w);
     cr_assert_not_null(t);
