@@ -29,7 +29,7 @@
 
 static sp_worker *w;
 
-static int register_replay(sp_worker *wk, uint32_t id)
+static int register_config(sp_worker *wk, uint32_t id, const char *config)
 {
     const char *kernels = SP_TEST_KERNEL_DIR "/replay_hbg_kernels.so";
     sp_callable_kernel_spec k[2] = {
@@ -38,7 +38,7 @@ static int register_replay(sp_worker *wk, uint32_t id)
     };
     sp_callable_spec spec = {.orch_path = SP_TEST_KERNEL_DIR "/replay_hbg_orch.so",
                              .orch_entry = "replay_hbg_orch",
-                             .orch_config = "replay_hbg_config",
+                             .orch_config = config,
                              .kernels = k,
                              .kernel_count = 2};
     void *blob;
@@ -48,6 +48,11 @@ static int register_replay(sp_worker *wk, uint32_t id)
     int rc = sp_worker_register_callable(wk, id, blob, size);
     free(blob);
     return rc;
+}
+
+static int register_replay(sp_worker *wk, uint32_t id)
+{
+    return register_config(wk, id, "replay_hbg_config");
 }
 
 static void open_with(uint32_t cache_count, uint64_t cache_bytes)
@@ -489,5 +494,52 @@ Test(replay_hbg, a_traced_replay_has_the_fresh_runs_records_and_edges)
     free(r_edges);
     free(fk);
     free(rk);
+    job_free(&a);
+}
+
+Test(replay_hbg, a_replay_patches_buffers_that_moved_on_a_bank_that_holds_its_image)
+{
+    job a;
+    job_init(&a, 4, 2, 9, 1u);
+    cr_assert_eq(run_job(&a, &auto_cfg), SP_RUN_RECORDED);
+    sp_run_stats st;
+    cr_assert_eq(sp_worker_run(w, 0, &a.args, &auto_cfg, &st), SP_OK);
+    const uint64_t header_only = st.patch_bytes;
+    /* A bigger run that fails in its orchestration: it grew the slot's
+     * staging (new argument addresses) and the bank's heap, and never
+     * reached the image, so the bank still holds the record's. */
+    job big;
+    job_init(&big, 256, 2, 9, 5u);
+    big.ctl[1] = REPLAY_FATAL;
+    sp_call_config big_heap = {.heap_bytes = 80ull << 20, .flags = SP_CALL_NO_CHECK};
+    cr_assert_eq(sp_worker_run(w, 0, &big.args, &big_heap, NULL), SP_EORCH_FATAL);
+    a.args.scalars[1] = 12;
+    memset(a.out, 0, 4 * W * sizeof *a.out);
+    cr_assert_eq(sp_worker_run(w, 0, &a.args, &auto_cfg, &st), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_eq(st.replay, SP_RUN_REPLAYED);
+    cr_assert_gt(st.patch_bytes, header_only, "the moved buffers were not patched");
+    cr_assert_lt(st.patch_bytes, st.image_bytes, "the whole image went up");
+    assert_result(&a);
+    job_free(&a);
+    job_free(&big);
+}
+
+Test(replay_hbg, an_orchestration_configured_never_to_be_kept_runs_fresh)
+{
+    cr_assert_eq(register_config(w, 1, "replay_hbg_never_config"), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    job a;
+    job_init(&a, 4, 2, 9, 1u);
+    sp_run_stats st;
+    cr_assert_eq(sp_worker_run(w, 1, &a.args, &auto_cfg, &st), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_eq(st.replay, SP_RUN_FRESH);
+    assert_result(&a);
+    cr_assert_eq(info().count, 0);
+    int rc = sp_worker_run(w, 1, &a.args, &only_cfg, NULL);
+    cr_assert_eq(rc, SP_EREPLAY_MISS);
+    cr_assert(strstr(sp_worker_last_error(w), "SP_ORCH_REPLAY_NEVER") != NULL, "%s",
+              sp_worker_last_error(w));
     job_free(&a);
 }
