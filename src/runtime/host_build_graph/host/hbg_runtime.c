@@ -141,25 +141,25 @@ static bool may_rebuild(const rt_prepare *p, const hbg_graph *g, uint64_t need)
 }
 
 /* Keep the record of the graph just written at `image` (before its upload)
- * in a new cache entry held by the run: a graph that may not be kept, or
- * would not fit the cache's byte bound, is simply not (the run goes on
- * fresh). 0 or SP_ENOMEM. */
-static int record_graph(rt_run *r, const rt_prepare *p, const rt_graph_key *key, hbg_graph *g,
-                        hbg_recording *rec, const hbg_layout *l, uint8_t *image)
+ * in a new cache entry held by the run: a graph that may not be kept, that
+ * would not fit the cache's byte bound, or whose record finds no host
+ * memory, is simply not (the run goes on fresh). */
+static void record_graph(rt_run *r, const rt_prepare *p, const rt_graph_key *key, hbg_graph *g,
+                         hbg_recording *rec, const hbg_layout *l, uint8_t *image)
 {
     hbg_record *rd;
     int rc =
         hbg_record_make(&rd, rec, g, l, image, &r->h.staging, &r->h.arena, p->args, p->dev_bank);
     if (rc == SP_ENOTSUP) {
         SP_DEBUG("callable %u: graph not kept: %s", p->callable->id, rec->never);
-        return SP_OK;
+        return;
     }
-    if (rc)
-        return rc;
-    rt_graph *e = rt_graph_new(key);
+    rt_graph *e = rc ? NULL : rt_graph_new(key);
     if (!e) {
         hbg_record_free(rd);
-        return SP_ENOMEM;
+        SP_WARN("callable %u: graph not kept: no host memory for its record of %u tasks",
+                p->callable->id, g->task_count);
+        return;
     }
     e->record = rd;
     e->record_bytes = hbg_record_bytes(rd);
@@ -176,12 +176,11 @@ static int record_graph(rt_run *r, const rt_prepare *p, const rt_graph_key *key,
                  p->callable->id, (unsigned long long)e->record_bytes,
                  (unsigned long long)p->graphs->max_bytes);
         rt_graph_cache_release(p->graphs, e);
-        return SP_OK;
+        return;
     }
     ((hbg_image *)image)->replay_tag = rd->tag; /* the upload makes the bank hold it */
     r->entry = e;
     r->replay = SP_RUN_RECORDED;
-    return SP_OK;
 }
 
 /* Run the orchestration and turn its graph into an uploaded image. The heap
@@ -233,11 +232,8 @@ static int build_and_upload_graph(rt_run *r, const rt_prepare *p, hbg_graph *g,
     void *image = hbg_image_of(g);
     if ((rc = hbg_trace_prepare(&r->h.trace, p, g, r->sched_threads, image)) != SP_OK)
         return rc;
-    if (rec && (rc = record_graph(r, p, key, g, rec, &l, image)) != SP_OK) {
-        snprintf(p->err, p->err_len, "recording the graph of %u tasks: %s", g->task_count,
-                 sp_status_name(rc));
-        return rc;
-    }
+    if (rec)
+        record_graph(r, p, key, g, rec, &l, image);
     uint64_t t0 = sp_now_ns();
     ph[SP_TRACE_PHASE_WIRE][1] = ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
     rc = sp_host_copy_to_device(p->api, r->h.arena.image, image, l.total);
