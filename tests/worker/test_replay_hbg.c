@@ -543,3 +543,33 @@ Test(replay_hbg, an_orchestration_configured_never_to_be_kept_runs_fresh)
               sp_worker_last_error(w));
     job_free(&a);
 }
+
+Test(replay_hbg_bounds, the_byte_bound_evicts_least_recently_used)
+{
+    /* The bytes two graphs hold, measured on a worker with room for both. */
+    open_with(0, 0);
+    job j[2];
+    for (int i = 0; i < 2; i++)
+        job_init(&j[i], 4, (uint64_t)i + 1, 9, 1u);
+    cr_assert_eq(run_job(&j[0], &auto_cfg), SP_RUN_RECORDED);
+    const uint64_t b0 = info().bytes;
+    cr_assert_eq(run_job(&j[1], &auto_cfg), SP_RUN_RECORDED);
+    const uint64_t both = info().bytes;
+    cr_assert_gt(both, b0);
+    close_worker();
+    /* One byte short of both: the second graph evicts the first. */
+    open_with(0, both - 1);
+    cr_assert_eq(run_job(&j[0], &auto_cfg), SP_RUN_RECORDED);
+    cr_assert_eq(run_job(&j[1], &auto_cfg), SP_RUN_RECORDED);
+    sp_graph_cache_info ci = info();
+    cr_assert_eq(ci.count, 1);
+    cr_assert_eq(ci.evicted, 1);
+    cr_assert_leq(ci.bytes, both - 1);
+    cr_assert_eq(run_job(&j[1], &auto_cfg), SP_RUN_REPLAYED);
+    cr_assert_eq(run_job(&j[0], &auto_cfg), SP_RUN_RECORDED, "the evicted graph records again");
+    cr_assert_eq(info().evicted, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_result(&j[i]);
+        job_free(&j[i]);
+    }
+}
