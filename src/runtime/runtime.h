@@ -29,7 +29,7 @@ typedef struct rt_host_scratch {
     size_t cap;
 } rt_host_scratch;
 
-#define SP_HOST_SCRATCH_SLOT_BUFFERS 8
+#define SP_HOST_SCRATCH_SLOT_BUFFERS 12
 
 /* Grow `s` to at least `bytes` (contents not kept). 0 or SP_ENOMEM. */
 int rt_host_scratch_reserve(rt_host_scratch *s, size_t bytes);

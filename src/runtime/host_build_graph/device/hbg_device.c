@@ -262,6 +262,60 @@ static const rt_sched_loop_hooks hbg_loop = {
     .over = hook_over,
 };
 
+/* A share [*b, *e) of n items for thread ti of tn. */
+static void share_of(uint64_t n, uint32_t ti, uint32_t tn, uint64_t *b, uint64_t *e)
+{
+    *b = n * ti / tn;
+    *e = n * (ti + 1) / tn;
+}
+
+/* A replayed image (img->reset): the host uploaded only a fresh header and
+ * the patch, so this thread applies its share of the patch and puts its
+ * share of what the last run moved back to pristine (task counters, queue
+ * slots past the seeded ones; the header's counters came fresh), then
+ * waits for every thread: nothing is dispatched from a half-reset image.
+ * Returns 0, or SP_EINVAL for a patch word outside the image (every
+ * thread still reaches the gate). */
+static int replay_reset(hbg_rt *r, uint32_t ti, uint32_t tn)
+{
+    hbg_image *img = r->img;
+    int rc = SP_OK;
+    const hbg_patch *patch = (const hbg_patch *)((char *)img + img->patch_off);
+    uint64_t b, e;
+    share_of(img->patch_count, ti, tn, &b, &e);
+    for (uint64_t i = b; i < e; i++) {
+        uint64_t off = patch[i].off;
+        /* The header is the host's, the patch its own: only the body. */
+        if (off < HBG_IMAGE_TENSORS_OFF || off > img->total_bytes - 8 || (off & 7)) {
+            rc = SP_EINVAL;
+            continue;
+        }
+        *(uint64_t *)((char *)img + off) = patch[i].value;
+    }
+    share_of(img->task_count, ti, tn, &b, &e);
+    for (uint64_t i = b; i < e; i++) {
+        hbg_task *t = &r->tasks[i];
+        /* Relaxed: the gate below publishes the reset to every thread. */
+        atomic_store_explicit(&t->fanin_left, t->fanin_init, memory_order_relaxed);
+        atomic_store_explicit(&t->blocks_left, t->block_num, memory_order_relaxed);
+        atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->pred_state, HBG_PRED_UNDECIDED, memory_order_relaxed);
+    }
+    for (int q = 0; q < HBG_QUEUES; q++) {
+        /* The header's tail is the seeded count: slots past it were pushed. */
+        const hbg_queue *hq = &img->queues[q];
+        uint32_t seeded = atomic_load_explicit(&hq->tail, memory_order_relaxed);
+        share_of(hq->capacity > seeded ? hq->capacity - seeded : 0, ti, tn, &b, &e);
+        if (e > b)
+            memset(queue_slots(r, q) + seeded + b, 0, (e - b) * sizeof(uint32_t));
+    }
+    /* seq_cst add: every thread's reset happens before the gate opens. */
+    uint32_t v = sp__waitword_add(&img->reset_gate, 1) + 1;
+    while (v < tn)
+        v = sp__waitword_wait_ne(&img->reset_gate, v, &sp__wait_default, 0, NULL);
+    return rc;
+}
+
 int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
 {
     hbg_image *img = dev_ctx;
@@ -279,6 +333,14 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
         .ktab = (const sp_kernel_fn *)(uintptr_t)img->kernel_table,
         .thread_count = tn,
     };
+    if (img->reset) {
+        int bad = replay_reset(&r, ti, tn);
+        if (bad) {
+            int32_t none = 0;
+            atomic_compare_exchange_strong_explicit(&img->error, &none, bad, memory_order_acq_rel,
+                                                    memory_order_relaxed);
+        }
+    }
     rt_sched s;
     rt_sched_init(&s, chip, ti, tn);
     s.timeout_ns = img->timeout_ns;

@@ -17,10 +17,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/wait.h"
 #include "simpler/types.h"
 
 #define HBG_IMAGE_MAGIC 0x4547414d49474248ull /* "HBGIMAGE" */
-#define HBG_IMAGE_VERSION 3u                  /* 3: predicates */
+#define HBG_IMAGE_VERSION 4u                  /* 3: predicates; 4: replay's reset */
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
@@ -55,6 +56,7 @@ typedef struct hbg_task {
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block index to dispatch */
     uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
+    uint32_t fanin_init;          /* producers: a replayed image resets fanin_left to it */
 } hbg_task;
 
 /* hbg_task.pred_state. */
@@ -69,6 +71,13 @@ enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2 };
 #define HBG_PRED_ADDR_WORD(args_begin) ((args_begin)-2u)
 #define HBG_PRED_VALUE_WORD(args_begin) ((args_begin)-1u)
 
+/* One word of a replay's patch (hbg_replay.h): the device stores `value`
+ * at byte `off` of the image before it dispatches anything. */
+typedef struct hbg_patch {
+    uint64_t off;
+    uint64_t value;
+} hbg_patch;
+
 typedef struct hbg_image {
     uint64_t magic;
     uint32_t version;
@@ -81,9 +90,19 @@ typedef struct hbg_image {
     uint64_t tensors_off;
     uint64_t kernel_table; /* device address of sp_kernel_fn[kernel_count] */
     uint32_t kernel_count;
-    uint32_t ready_count;                    /* tasks ready at launch (already in the queues) */
-    uint64_t timeout_ns;                     /* per-task scheduler timeout, 0 = none */
-    uint64_t trace;                          /* device address of an rt_trace_buf, 0 = off */
+    uint32_t ready_count; /* tasks ready at launch (already in the queues) */
+    uint64_t timeout_ns;  /* per-task scheduler timeout, 0 = none */
+    uint64_t trace;       /* device address of an rt_trace_buf, 0 = off */
+    /* Replay (hbg_replay.h): which record the image is (0: none), and the
+     * launch's patch. With `reset` set the image is one a run already
+     * used: every scheduler thread applies its share of the patch and
+     * puts its share of the tasks and queue slots back to pristine, then
+     * all meet at reset_gate before any dispatch. */
+    uint64_t replay_tag;
+    uint64_t patch_off; /* hbg_patch[patch_count] at this offset (past total_bytes) */
+    uint32_t patch_count;
+    uint32_t reset;
+    _Alignas(64) sp__waitword reset_gate;    /* threads done with the reset */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Atomic uint32_t skipped;                /* of them, predicated off (sp_run_stats.skipped) */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */

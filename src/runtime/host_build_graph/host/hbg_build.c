@@ -10,6 +10,7 @@
 #include "runtime/device/orch_ops.h"
 #include "runtime/device/task_check.h"
 #include "runtime/host/redzone.h"
+#include "runtime/host_build_graph/host/hbg_replay.h"
 
 #include <stdarg.h>
 #ifdef __GLIBC__
@@ -352,6 +353,8 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     }
     for (uint32_t i = 0; i < t->scalar_count; i++)
         args[ntensors + i] = t->scalars[i];
+    if (g->rec && (rc = hbg_recording_note_task(g->rec, t, g->arg_count + ntensors)) != SP_OK)
+        return grow_fail(g, rc, id);
 
     g->tasks[id] = (hbg_build_task){
         .shape = t->shape,
@@ -476,12 +479,15 @@ static int op_tensor_read(sp_orch *o, const sp_tensor *t, int64_t index, void *o
     if (!out)
         return hbg_graph_fail(g, SP_EINVAL, "tensor_read: NULL destination");
     size_t es = sp_tensor_elem_size(t);
-    if (b->host_map) {
+    if (b->host_map)
         memcpy(out, (const char *)b->host_map + off, es);
-        return SP_OK;
-    }
-    rc = sp_host_copy_from_device(g->api, out, b->dev + off, es);
-    return rc ? hbg_graph_fail(g, rc, "tensor_read: copy from device failed") : SP_OK;
+    else if ((rc = sp_host_copy_from_device(g->api, out, b->dev + off, es)) != SP_OK)
+        return hbg_graph_fail(g, rc, "tensor_read: copy from device failed");
+    /* Replay: a recorded graph is valid while this element reads the same. */
+    if (g->rec && hbg_recording_note_read(g->rec, b == &g->heap_buffer ? -1 : (int)(b - g->buffers),
+                                          off, out, es) != SP_OK)
+        return hbg_graph_fail(g, SP_ENOMEM, "tensor_read: out of host memory recording it");
+    return SP_OK;
 }
 
 static int op_tensor_write(sp_orch *o, const sp_tensor *t, int64_t index, const void *v)

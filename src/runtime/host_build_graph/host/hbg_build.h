@@ -113,6 +113,7 @@ typedef struct hbg_graph {
      * (heap_short) and hbg_runtime.c rebuilds with a heap that fits. */
     bool heap_auto, heap_short;
     uint32_t control_writes;   /* tensor_write calls: a rebuild would repeat them */
+    struct hbg_recording *rec; /* replay: the build is recorded (hbg_replay.h); NULL: not */
     const hbg_buffer *buffers; /* staged run arguments */
     uint32_t buffer_count;
     hbg_buffer heap_buffer;              /* the heap, as a buffer reached by copies */

@@ -11,7 +11,7 @@
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 
 /* Tasks are written field by field: every byte must be a named field. */
-_Static_assert(sizeof(hbg_task) == 12 * sizeof(uint32_t), "hbg_task has no implicit padding");
+_Static_assert(sizeof(hbg_task) == 13 * sizeof(uint32_t), "hbg_task has no implicit padding");
 
 int hbg_layout_compute(const hbg_graph *g, hbg_layout *l)
 {
@@ -105,6 +105,7 @@ int hbg_image_write(hbg_graph *g, const hbg_layout *l, uint64_t image_dev, uint6
         atomic_init(&t->blocks_left, bt->block_num);
         atomic_init(&t->next_block, 0);
         t->check_mask = bt->check_mask;
+        t->fanin_init = bt->dep_count;
         fanout_at += bt->fanout_count;
 
         const hbg_dep *dep = &g->deps[bt->deps_begin];

@@ -1,6 +1,7 @@
 /* host_build_graph, the run lifecycle: prepare runs the orchestration on the
- * host and uploads the whole graph as one image; launch boots the device
- * scheduler-only; finalize copies results back. */
+ * host and uploads the whole graph as one image (or, with replay, patches
+ * a recorded one: hbg_replay.h); launch boots the device scheduler-only;
+ * finalize copies results back and keeps a recorded graph. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "runtime/host_build_graph/device/hbg_device.h"
 #include "runtime/host_build_graph/host/hbg_build.h"
 #include "runtime/host_build_graph/host/hbg_image_write.h"
+#include "runtime/host_build_graph/host/hbg_replay.h"
 #include "runtime/host_build_graph/host/hbg_trace.h"
 #include "runtime/runtime.h"
 #include "simpler/status.h"
@@ -32,6 +34,13 @@ struct rt_run {
     uint64_t image_bytes;
     uint64_t build_ns, upload_ns;
     uint32_t pred_tasks; /* predicated tasks: stats read the image's skip count */
+    /* Replay: the graph this run replays (held), or the one it recorded
+     * (not yet in the cache: kept at finalize if the run succeeded). */
+    rt_graph_cache *graphs;
+    rt_graph *entry;
+    uint32_t replay; /* SP_RUN_* */
+    uint32_t bank;
+    uint64_t patch_bytes;
 };
 _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run through h");
 
@@ -39,7 +48,7 @@ _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run t
  * the bank's heap may be larger than asked (a previous run grew it): the
  * graph gets all of it. */
 static int build_graph(rt_run *r, const rt_prepare *p, hbg_graph *g, uint64_t heap, bool heap_auto,
-                       sp_arena_request *req)
+                       sp_arena_request *req, hbg_recording *rec)
 {
     const rt_loaded_callable *lc = p->callable;
     hbg_buffer bufs[SP_MAX_RUN_TENSORS];
@@ -63,6 +72,12 @@ static int build_graph(rt_run *r, const rt_prepare *p, hbg_graph *g, uint64_t he
     }
     g->redzones = p->check;
     g->heap_auto = heap_auto;
+    if (rec) {
+        /* A second build (the heap grew) notes afresh. */
+        hbg_recording_free(rec);
+        rec->never[0] = '\0';
+        g->rec = rec;
+    }
     g->check.lane_type = r->geo.lane_type;
     g->check.lanes = r->geo.lanes;
     hbg_graph_set_limits(g, p->config.graph_tasks, p->config.graph_bytes);
@@ -126,17 +141,62 @@ static bool may_rebuild(const rt_prepare *p, const hbg_graph *g, uint64_t need)
     return true;
 }
 
+/* Keep the record of the graph just written at `image` (before its upload)
+ * in a new cache entry held by the run: a graph that may not be kept, that
+ * would not fit the cache's byte bound, or whose record finds no host
+ * memory, is simply not (the run goes on fresh). */
+static void record_graph(rt_run *r, const rt_prepare *p, const rt_graph_key *key, hbg_graph *g,
+                         hbg_recording *rec, const hbg_layout *l, uint8_t *image)
+{
+    hbg_record *rd;
+    int rc =
+        hbg_record_make(&rd, rec, g, l, image, &r->h.staging, &r->h.arena, p->args, p->dev_bank);
+    if (rc == SP_ENOTSUP) {
+        SP_DEBUG("callable %u: graph not kept: %s", p->callable->id, rec->never);
+        return;
+    }
+    rt_graph *e = rc ? NULL : rt_graph_new(key);
+    if (!e) {
+        hbg_record_free(rd);
+        SP_WARN("callable %u: graph not kept: no host memory for its record of %u tasks",
+                p->callable->id, g->task_count);
+        return;
+    }
+    e->record = rd;
+    e->record_bytes = hbg_record_bytes(rd);
+    e->free_record = hbg_record_free;
+    e->reads = rec->reads;
+    e->read_count = rec->read_count;
+    rec->reads = NULL;
+    rec->read_count = rec->read_cap = 0;
+    /* The bound is set once, when the device is attached: no lock needed. */
+    if (e->record_bytes + e->key_len + (uint64_t)e->read_count * sizeof *e->reads >
+        p->graphs->max_bytes) {
+        SP_DEBUG("callable %u: graph of %llu bytes not kept: the cache holds %llu "
+                 "(settings.graph_cache_bytes)",
+                 p->callable->id, (unsigned long long)e->record_bytes,
+                 (unsigned long long)p->graphs->max_bytes);
+        rt_graph_cache_release(p->graphs, e);
+        return;
+    }
+    ((hbg_image *)image)->replay_tag = rd->tag; /* the upload makes the bank hold it */
+    r->entry = e;
+    r->replay = SP_RUN_RECORDED;
+}
+
 /* Run the orchestration and turn its graph into an uploaded image. The heap
  * is sp_call_config.heap_bytes, or (0) sized from the graph: a graph whose
  * outputs outgrow the default is measured and built again with a heap that
- * holds them, bounded by the device's free memory. */
-static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
+ * holds them, bounded by the device's free memory. With `rec` the build is
+ * recorded under `key`. */
+static int build_and_upload_graph(rt_run *r, const rt_prepare *p, hbg_graph *g,
+                                  const rt_graph_key *key, hbg_recording *rec)
 {
     const rt_loaded_callable *lc = p->callable;
     const bool heap_auto = p->config.heap_bytes == 0;
     sp_arena_request req;
-    int rc =
-        build_graph(r, p, g, heap_auto ? HBG_DEFAULT_HEAP : p->config.heap_bytes, heap_auto, &req);
+    int rc = build_graph(r, p, g, heap_auto ? HBG_DEFAULT_HEAP : p->config.heap_bytes, heap_auto,
+                         &req, rec);
     if (rc == SP_EDEVMEM && g->heap_short) {
         /* Room for the red zones' rounding too: 1 MiB granules. */
         uint64_t need = (g->heap_used + (1ull << 20) - 1) & ~((1ull << 20) - 1);
@@ -146,7 +206,7 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
                  "that heap",
                  lc->id, (unsigned long long)need);
         hbg_graph_free(g);
-        rc = build_graph(r, p, g, need, heap_auto, &req);
+        rc = build_graph(r, p, g, need, heap_auto, &req, rec);
     }
     if (rc)
         return rc;
@@ -156,7 +216,8 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
         snprintf(p->err, p->err_len, "graph of %u tasks exceeds the image limits", g->task_count);
         return rc;
     }
-    req.image_bytes = l.total;
+    /* A graph that may be kept gets room for its replays' patch too. */
+    req.image_bytes = l.total + (rec ? hbg_replay_patch_bytes(g, rec) : 0);
     if ((rc = sp_host_arena_commit(p->api, &req, &r->h.arena)) != SP_OK) {
         snprintf(p->err, p->err_len, "image of %llu bytes (%u tasks) does not fit: %s",
                  (unsigned long long)l.total, g->task_count, sp_status_name(rc));
@@ -172,6 +233,8 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
     void *image = hbg_image_of(g);
     if ((rc = hbg_trace_prepare(&r->h.trace, p, g, r->sched_threads, image)) != SP_OK)
         return rc;
+    if (rec)
+        record_graph(r, p, key, g, rec, &l, image);
     uint64_t t0 = sp_now_ns();
     ph[SP_TRACE_PHASE_WIRE][1] = ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
     rc = sp_host_copy_to_device(p->api, r->h.arena.image, image, l.total);
@@ -186,6 +249,95 @@ static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g)
     r->edge_count = hbg_graph_edge_count(g);
     r->image_bytes = l.total;
     r->pred_tasks = g->pred_tasks;
+    return SP_OK;
+}
+
+static int build_and_upload(rt_run *r, const rt_prepare *p, hbg_graph *g, const rt_graph_key *key)
+{
+    hbg_recording rec_store = {.callable = p->callable, .args = p->args};
+    hbg_recording *rec = key ? &rec_store : NULL;
+    int rc = build_and_upload_graph(r, p, g, key, rec);
+    if (rec)
+        hbg_recording_free(rec);
+    return rc;
+}
+
+/* Replay policy AUTO / ONLY: the run's graph key and the recorded graph
+ * for it (*hit, held), or in *key the key a miss records under (NULL: the
+ * graph is never kept, the run goes fresh). ONLY and a miss:
+ * SP_EREPLAY_MISS naming the callable and why, before anything is staged. */
+static int replay_lookup(const rt_prepare *p, rt_graph **hit, const rt_graph_key **key)
+{
+    const rt_loaded_callable *lc = p->callable;
+    *hit = NULL;
+    *key = NULL;
+    char never[160] = "";
+    bool stale = false;
+    rt_host_scratch *ks = &p->scratch[HBG_STORE_KEY];
+    if (p->check)
+        snprintf(never, sizeof never,
+                 "checking-mode runs (red zones, SP_CALL_CHECK) are never kept");
+    else if (rt_host_scratch_reserve(ks, sizeof(rt_graph_key)) != SP_OK)
+        snprintf(never, sizeof never, "no host memory for its graph key");
+    else {
+        rt_graph_key *k = ks->ptr;
+        int rc = rt_graph_key_build(k, lc, p->args, &p->config, false);
+        if (rc == SP_ENOTSUP)
+            snprintf(never, sizeof never,
+                     "its orchestration's config says SP_ORCH_REPLAY_NEVER: never kept");
+        else if (rc)
+            snprintf(never, sizeof never, "its arguments make no graph key (%s)",
+                     sp_status_name(rc));
+        else if (!(*hit = rt_graph_cache_acquire(p->graphs, k, p->args, &stale)))
+            *key = k;
+    }
+    if (*hit || p->replay != RT_REPLAY_ONLY)
+        return SP_OK;
+    snprintf(p->err, p->err_len, "callable %u ('%s'): replay only (SP_CALL_REPLAY_ONLY), and %s",
+             lc->id, lc->view.orch_entry,
+             never[0] ? never
+             : stale  ? "a control-tensor value its orchestration read while recording differs "
+                        "in this run (a run with SP_CALL_REPLAY_AUTO records it again)"
+                      : "no graph is recorded for this graph key (argument geometry and "
+                        "shaping scalars)");
+    return SP_EREPLAY_MISS;
+}
+
+/* A hit: no orchestration, no derivation. The arguments are staged (by
+ * the caller), the arena committed as the record needs, and the bank's
+ * image made the record's with this run's sources patched in. */
+static int replay_graph(rt_run *r, const rt_prepare *p, rt_graph *e)
+{
+    hbg_record *rd = e->record;
+    sp_arena_request req = {.heap_bytes = rd->heap_need,
+                            .image_bytes = rd->patch_off + rd->reloc_count * sizeof(hbg_patch)};
+    int rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
+    if (rc) {
+        snprintf(p->err, p->err_len, "replay: arena commit (heap %llu, image %llu bytes): %s",
+                 (unsigned long long)req.heap_bytes, (unsigned long long)req.image_bytes,
+                 sp_status_name(rc));
+        return rc;
+    }
+    const hbg_task *tasks = (const hbg_task *)(rd->image + ((hbg_image *)rd->image)->tasks_off);
+    rc = hbg_trace_prepare_replay(&r->h.trace, p, rd->trace_slices, rd->task_count, rd->deps,
+                                  rd->edge_count, tasks, r->sched_threads);
+    if (rc)
+        return rc;
+    uint64_t(*ph)[2] = r->h.trace.phase_ns;
+    uint64_t t0 = sp_now_ns();
+    ph[SP_TRACE_PHASE_UPLOAD][0] = t0;
+    rc = hbg_replay_upload(rd, p, &r->h.staging, &r->h.arena, r->h.trace.level ? r->h.trace.dev : 0,
+                           &p->scratch[HBG_STORE_IMAGE], &r->patch_bytes);
+    r->upload_ns = sp_now_ns() - t0;
+    ph[SP_TRACE_PHASE_UPLOAD][1] = t0 + r->upload_ns;
+    if (rc)
+        return rc;
+    r->task_count = rd->task_count;
+    r->edge_count = rd->edge_count;
+    r->pred_tasks = rd->pred_tasks;
+    r->image_bytes = rd->image_bytes;
+    r->replay = SP_RUN_REPLAYED;
+    rt_graph_cache_count_replay(p->graphs);
     return SP_OK;
 }
 
@@ -219,32 +371,56 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
                  p->args->scalar_count);
         return SP_EARGCOUNT;
     }
+    rt_graph *hit = NULL;
+    const rt_graph_key *key = NULL;
+    /* The host's cost of the run counts the key and the lookup too. */
+    const uint64_t t_host = sp_now_ns();
+    if (p->replay != RT_REPLAY_OFF && p->graphs && (rc = replay_lookup(p, &hit, &key)) != SP_OK)
+        return rc;
     rt_run *r = calloc(1, sizeof *r);
-    if (!r)
+    if (!r) {
+        if (hit)
+            rt_graph_cache_release(p->graphs, hit);
         return SP_ENOMEM;
+    }
     rt_host_run_init(&r->h, p, geo);
     r->geo = *geo;
     r->sched_threads = threads;
+    r->graphs = p->graphs;
+    r->bank = p->dev_bank;
+    r->entry = hit; /* held until finalize */
     uint64_t t0 = sp_now_ns();
-    rc = rt_staging_stage(&r->h.staging, p->api, p->args, true, p->check, p->err, p->err_len);
+    /* A replay runs no orchestration: no host-maps for control reads. */
+    rc = rt_staging_stage(&r->h.staging, p->api, p->args, !hit, p->check, p->err, p->err_len);
     if (rc) {
+        if (hit)
+            rt_graph_cache_release(p->graphs, hit);
         free(r);
         return rc;
     }
     r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
     r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
-    hbg_graph g;
-    /* Zeroed: build_and_upload can fail (arena commit) before graph init,
-     * and hbg_graph_free below must then free nothing. */
-    memset(&g, 0, sizeof g);
-    rc = build_and_upload(r, p, &g);
-    if (rc) /* a runaway graph must not keep its memory until the context goes */
-        hbg_graph_give_back(&g);
-    hbg_graph_free(&g);
-    /* The orchestration is done with control tensors: drop the host-maps. */
-    rt_staging_unmap(&r->h.staging, p->api);
-    r->build_ns = sp_now_ns() - t0 - r->upload_ns;
+    if (hit) {
+        rc = replay_graph(r, p, hit);
+    } else {
+        hbg_graph g;
+        /* Zeroed: build_and_upload can fail (arena commit) before graph
+         * init, and hbg_graph_free below must then free nothing. */
+        memset(&g, 0, sizeof g);
+        rc = build_and_upload(r, p, &g, key);
+        if (rc) /* a runaway graph must not keep its memory until the context goes */
+            hbg_graph_give_back(&g);
+        hbg_graph_free(&g);
+        /* The orchestration is done with control tensors: drop the host-maps. */
+        rt_staging_unmap(&r->h.staging, p->api);
+    }
+    r->build_ns = sp_now_ns() - t_host - r->upload_ns;
     if (rc) {
+        if (r->entry) {
+            if (hit)
+                hbg_record_bank_drop(hit->record, r->bank);
+            rt_graph_cache_release(p->graphs, r->entry);
+        }
         rt_trace_dev_free(&r->h.trace, p->api);
         rt_staging_release(&r->h.staging, p->api);
         free(r);
@@ -295,9 +471,33 @@ static int run_wait(rt_run *r, uint64_t deadline_ns)
     return rc;
 }
 
+/* Copy back and free the run; then a recorded graph of a run that
+ * succeeded is kept, and a replayed one is let go (its bank's image no
+ * longer trusted if the run failed: a kernel may have written anywhere). */
+static int run_finalize(rt_run *r, int completed_ok)
+{
+    rt_graph_cache *c = r->graphs;
+    rt_graph *e = r->entry;
+    const bool replayed = r->replay == SP_RUN_REPLAYED;
+    const uint32_t bank = r->bank;
+    int rc = rt_run_finalize(r, completed_ok);
+    if (!e)
+        return rc;
+    const bool ok = completed_ok && rc == SP_OK;
+    if (replayed && !ok)
+        hbg_record_bank_drop(e->record, bank);
+    if (!replayed && ok && rt_graph_cache_insert(c, e) != SP_OK)
+        SP_DEBUG("a recorded graph outgrew the cache's byte bound: not kept");
+    rt_graph_cache_release(c, e);
+    return rc;
+}
+
 static void run_stats(const rt_run *r, sp_run_stats *out)
 {
     memset(out, 0, sizeof *out);
+    /* A recording run keeps its graph only if it succeeds. */
+    out->replay = r->replay == SP_RUN_RECORDED && r->h.result != SP_OK ? SP_RUN_FRESH : r->replay;
+    out->patch_bytes = r->patch_bytes;
     out->tasks = r->task_count;
     out->edges = r->edge_count;
     out->build_ns = r->build_ns;
@@ -323,7 +523,7 @@ const rt_ops hbg_runtime_ops = {
     .launch = run_launch,
     .poll = run_poll,
     .wait = run_wait,
-    .finalize = rt_run_finalize,
+    .finalize = run_finalize,
     .stats = run_stats,
     .trace = run_trace,
 };

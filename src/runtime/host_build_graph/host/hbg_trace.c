@@ -14,6 +14,33 @@ _Static_assert((int)SP_EDGE_CREATOR == SP_TRACE_EDGE_CREATOR &&
                    (int)SP_EDGE_KINDS == SP_TRACE_EDGE_KINDS,
                "trace edge kinds are the TensorMap's");
 
+int hbg_trace_prepare_replay(rt_trace_dev *t, const rt_prepare *p, uint64_t slices,
+                             uint32_t task_count, const hbg_dep *deps, uint64_t edge_count,
+                             const hbg_task *tasks, uint32_t threads)
+{
+    uint32_t level = p->config.trace_level;
+    if (!level)
+        return SP_OK;
+    uint64_t recs = rt_trace_records_for(level, slices, task_count, threads);
+    int rc = rt_trace_dev_alloc(t, p->api, level, recs, 0, p->callable, p->err, p->err_len);
+    if (rc)
+        return rc;
+    if (edge_count) {
+        t->host_edges = malloc(edge_count * sizeof *t->host_edges);
+        if (!t->host_edges) {
+            snprintf(p->err, p->err_len, "trace: %llu edges", (unsigned long long)edge_count);
+            return SP_ENOMEM;
+        }
+    }
+    /* The record's edges, consumer by consumer as the build derived them. */
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < task_count; i++)
+        for (uint32_t d = 0; d < tasks[i].fanin_init && at < edge_count; d++, at++)
+            t->host_edges[t->host_edge_count++] = (sp_trace_edge){
+                .producer = deps[at].producer, .consumer = i, .kind = deps[at].kind};
+    return SP_OK;
+}
+
 int hbg_trace_prepare(rt_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
                       void *image)
 {

@@ -15,4 +15,12 @@
 int hbg_trace_prepare(rt_trace_dev *t, const rt_prepare *p, const hbg_graph *g, uint32_t threads,
                       void *image);
 
+/* The same for a replay of a recorded graph of `task_count` tasks
+ * (`tasks`, the record's pristine ones, give each consumer's edge count)
+ * with its `edge_count` edges `deps`: the caller points the header at
+ * t->dev. */
+int hbg_trace_prepare_replay(rt_trace_dev *t, const rt_prepare *p, uint64_t slices,
+                             uint32_t task_count, const hbg_dep *deps, uint64_t edge_count,
+                             const hbg_task *tasks, uint32_t threads);
+
 #endif
