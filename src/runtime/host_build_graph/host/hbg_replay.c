@@ -90,8 +90,7 @@ uint64_t hbg_replay_patch_bytes(const hbg_graph *g, const hbg_recording *rec)
 {
     /* A descriptor's address, an argument word pointing at it, a scalar,
      * a predicated task's element address. */
-    return (2 * (uint64_t)g->tensor_count + rec->scalar_count + g->pred_tasks) *
-           sizeof(hbg_patch);
+    return (2 * (uint64_t)g->tensor_count + rec->scalar_count + g->pred_tasks) * sizeof(hbg_patch);
 }
 
 void hbg_record_free(void *record)
