@@ -81,8 +81,7 @@ static void print_mode(const char *name, const mode_stats *m)
 
 /* An instance of `example`/`case_name` with `base` then `extra` overrides. */
 static int make_instance(ex_instance *inst, const char *example, const char *case_name,
-                         const char *const *base, int n_base, const char *const *extra,
-                         int n_extra)
+                         const char *const *base, int n_base, const char *const *extra, int n_extra)
 {
     const char *ov[2 * MAX_OVERRIDES + 1] = {0};
     int n = 0;
@@ -170,8 +169,7 @@ int main(int argc, char **argv)
 
     /* moe: predicated vs the same graph with every expert's tasks run. */
     static const char *const pred_on[] = {"tokens=256", "experts=32", "empty=16", "predicated=1"};
-    static const char *const pred_off[] = {"tokens=256", "experts=32", "empty=16",
-                                           "predicated=0"};
+    static const char *const pred_off[] = {"tokens=256", "experts=32", "empty=16", "predicated=0"};
     ex_instance moe[2];
     if (make_instance(&moe[0], "moe", "half_empty", pred_on, 4, moe_ov, n_moe) ||
         make_instance(&moe[1], "moe", "half_empty", pred_off, 4, moe_ov, n_moe))
