@@ -15,7 +15,7 @@
  * geometry alone (B, the table's width MB, the sizes) and is recorded once
  * (key 1) for all L layers; its boundary is the layer's weight slices, the
  * hidden state in and out, the layer's cache slices, the block table, the
- * context lengths and an attention buffer. The two scalars are data (the
+ * context lengths and the QKV and attention buffers. The two scalars are data (the
  * config declares only scalar 2 graph-shaping), so a replay serves every
  * decode step of the same geometry: new tokens, new context lengths, new
  * weights.
@@ -60,6 +60,7 @@ enum {
     G_VC,
     G_TABLE,
     G_LENS,
+    G_QKV,
     G_ATTN,
     G_X_OUT,
     G_N
@@ -163,13 +164,14 @@ static int attend_block(sp_orch *o, const sp_graph_args *a, sp_tensor *bt, sp_te
     return 0;
 }
 
-/* C = A @ W (W a layer's [1,K,N] weight slice); c holds C's spec. */
-static int matmul(sp_orch *o, sp_tensor *x, sp_tensor *w, sp_tensor *c)
+/* C = A @ W (W a layer's [1,K,N] weight slice) into c: a spec (SP_OUT)
+ * or an existing buffer (SP_OUT_EXISTING). */
+static int matmul(sp_orch *o, sp_tensor *x, sp_tensor *w, sp_tensor *c, sp_dir cdir)
 {
     sp_task t = sp_task_aic(DEC_MATMUL);
     sp_task_in(&t, x);
     sp_task_in(&t, w);
-    sp_task_out(&t, c);
+    sp_task_arg(&t, c, cdir);
     return sp_submit(o, &t) < 0 ? -1 : 0;
 }
 
@@ -198,13 +200,14 @@ static void layer_body(sp_orch *o, const sp_graph_args *a)
     sp_tensor bt[G_N];
     memcpy(bt, a->tensors, sizeof bt);
     const int64_t B = bt[G_TABLE].shape[0], MB = bt[G_TABLE].shape[1];
-    const int64_t Hd = bt[G_X_IN].shape[2], D = bt[G_KC].shape[3], F = bt[G_WUP].shape[2];
+    const int64_t Hd = bt[G_X_IN].shape[2], F = bt[G_WUP].shape[2];
 
-    sp_tensor h1 = spec2(B, Hd), qkv = spec2(B, Hd + 2 * D);
-    if (rmsnorm(o, a, &bt[G_X_IN], &bt[G_LN1], &h1) || matmul(o, &h1, &bt[G_WQKV], &qkv))
+    sp_tensor h1 = spec2(B, Hd), *qkv = &bt[G_QKV];
+    if (rmsnorm(o, a, &bt[G_X_IN], &bt[G_LN1], &h1) ||
+        matmul(o, &h1, &bt[G_WQKV], qkv, SP_OUT_EXISTING))
         return;
     sp_task t = sp_task_aiv(DEC_KV_WRITE);
-    sp_task_in(&t, &qkv);
+    sp_task_in(&t, qkv);
     sp_task_in(&t, &bt[G_TABLE]);
     sp_task_in(&t, &bt[G_LENS]);
     sp_task_inout(&t, &bt[G_KC]);
@@ -216,7 +219,7 @@ static void layer_body(sp_orch *o, const sp_graph_args *a)
         dec_state st;
         memset(&st, 0, sizeof st);
         for (int64_t j = 0; j < MB; j++)
-            if (attend_block(o, a, bt, &qkv, b, j, &st) != 0)
+            if (attend_block(o, a, bt, qkv, b, j, &st) != 0)
                 return;
         sp_tensor attn_b;
         sp_tensor_slice(&bt[G_ATTN], 0, b, 1, &attn_b);
@@ -230,13 +233,14 @@ static void layer_body(sp_orch *o, const sp_graph_args *a)
 
     sp_tensor proj = spec2(B, Hd), h2 = spec2(B, Hd), h3 = spec2(B, Hd);
     sp_tensor up = spec2(B, F), act = spec2(B, F), down = spec2(B, Hd);
-    if (matmul(o, &bt[G_ATTN], &bt[G_WO], &proj) || add(o, &bt[G_X_IN], &proj, &h2, SP_OUT) ||
-        rmsnorm(o, a, &h2, &bt[G_LN2], &h3) || matmul(o, &h3, &bt[G_WUP], &up))
+    if (matmul(o, &bt[G_ATTN], &bt[G_WO], &proj, SP_OUT) ||
+        add(o, &bt[G_X_IN], &proj, &h2, SP_OUT) || rmsnorm(o, a, &h2, &bt[G_LN2], &h3) ||
+        matmul(o, &h3, &bt[G_WUP], &up, SP_OUT))
         return;
     t = sp_task_aiv(DEC_SILU);
     sp_task_in(&t, &up);
     sp_task_out(&t, &act);
-    if (sp_submit(o, &t) < 0 || matmul(o, &act, &bt[G_WDOWN], &down))
+    if (sp_submit(o, &t) < 0 || matmul(o, &act, &bt[G_WDOWN], &down, SP_OUT))
         return;
     add(o, &h2, &down, &bt[G_X_OUT], SP_OUT_EXISTING);
 }
@@ -293,11 +297,17 @@ SP_ORCHESTRATION(decoder_orch)
     sp_tensor x0, xL;
     if (as_layer_view(o, &t[A_X], &x0) || as_layer_view(o, &t[A_OUT], &xL))
         return;
-    /* The hidden states between layers, and one attention buffer that each
-     * layer overwrites (its readers are the layer's own projection). */
+    /* The hidden states between layers, and the QKV projection and the
+     * attention output, which each layer overwrites. These live for the
+     * whole run: each is read by tasks far apart in the layer (a sequence's
+     * attention reads the QKV rows B * (4 MB + 1) tasks after they are
+     * made), longer than a small tmr task window keeps a fresh output. */
     const int64_t h_shape[3] = {L > 1 ? L - 1 : 1, B, Hd};
+    const int64_t D = t[A_KC].shape[3];
     sp_tensor hidden = sp_tensor_spec(SP_DTYPE_F32, 3, h_shape), attn = spec2(B, Hd);
-    if (sp_alloc_tensor(o, &hidden) != SP_OK || sp_alloc_tensor(o, &attn) != SP_OK)
+    sp_tensor qkv = spec2(B, Hd + 2 * D);
+    if (sp_alloc_tensor(o, &hidden) != SP_OK || sp_alloc_tensor(o, &attn) != SP_OK ||
+        sp_alloc_tensor(o, &qkv) != SP_OK)
         return;
 
     for (int64_t layer = 0; layer < L; layer++) {
@@ -315,6 +325,7 @@ SP_ORCHESTRATION(decoder_orch)
         }
         sp_graph_arg(&a, &t[A_TABLE]);
         sp_graph_arg(&a, &t[A_LENS]);
+        sp_graph_arg(&a, &qkv);
         sp_graph_arg(&a, &attn);
         if (layer == L - 1)
             sp_graph_arg(&a, &xL);

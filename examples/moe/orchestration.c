@@ -9,7 +9,7 @@
  * host_build_graph it runs before the router does), so each expert task
  * carries a predicate, counts[e] != 0: an expert with no token is
  * retired without running. Everything such a task writes is an existing
- * buffer (per-expert slices of three runtime-allocated buffers, or `out`,
+ * buffer (per-expert slices of runtime-allocated buffers, or `out`,
  * INOUT), so a skip leaves it as it was; and every expert kernel works on
  * the first counts[e] rows only, so the result is the same whether an
  * empty expert's tasks are skipped or run.
@@ -87,27 +87,30 @@ SP_ORCHESTRATION(moe_orch)
     if (sp_submit(o, &k) < 0)
         return;
 
-    const int64_t et_shape[2] = {E, T};
+    /* The router's token lists and gates, and per-expert rows: these live
+     * for the whole run (allocated, not fresh outputs). What an expert's
+     * predicated tasks write must exist before them anyway, and the lists
+     * are read by tasks up to 5 E tasks after the router, longer than a
+     * small tmr task window keeps a fresh output. */
+    const int64_t et_shape[2] = {E, T}, xe_shape[3] = {E, T, Hd}, he_shape[3] = {E, T, F};
     sp_tensor lists = sp_tensor_spec(SP_DTYPE_I32, 2, et_shape);
     sp_tensor gates = sp_tensor_spec(SP_DTYPE_F32, 2, et_shape);
+    sp_tensor xe = sp_tensor_spec(SP_DTYPE_F32, 3, xe_shape);
+    sp_tensor he = sp_tensor_spec(SP_DTYPE_F32, 3, he_shape), ye = xe;
+    if (sp_alloc_tensor(o, &lists) != SP_OK || sp_alloc_tensor(o, &gates) != SP_OK ||
+        sp_alloc_tensor(o, &xe) != SP_OK || sp_alloc_tensor(o, &he) != SP_OK ||
+        sp_alloc_tensor(o, &ye) != SP_OK)
+        return;
+
     k = sp_task_aiv(MOE_ROUTER);
     sp_task_in(&k, &t[A_X]);
     sp_task_in(&k, &t[A_WR]);
     sp_task_in(&k, &t[A_BIAS]);
     sp_task_arg(&k, &t[A_COUNTS], SP_OUT_EXISTING);
-    sp_task_out(&k, &lists);
-    sp_task_out(&k, &gates);
+    sp_task_arg(&k, &lists, SP_OUT_EXISTING);
+    sp_task_arg(&k, &gates, SP_OUT_EXISTING);
     sp_task_scalar_arg(&k, args, S_TOP_K);
     if (sp_submit(o, &k) < 0)
-        return;
-
-    /* Per-expert rows: what an expert's predicated tasks write must exist
-     * before them, so these are allocated, not fresh outputs. */
-    const int64_t xe_shape[3] = {E, T, Hd}, he_shape[3] = {E, T, F};
-    sp_tensor xe = sp_tensor_spec(SP_DTYPE_F32, 3, xe_shape);
-    sp_tensor he = sp_tensor_spec(SP_DTYPE_F32, 3, he_shape), ye = xe;
-    if (sp_alloc_tensor(o, &xe) != SP_OK || sp_alloc_tensor(o, &he) != SP_OK ||
-        sp_alloc_tensor(o, &ye) != SP_OK)
         return;
 
     for (int64_t e = 0; e < E; e++) {

@@ -4,7 +4,8 @@
  * is lists[e, 0 .. counts[e]) in token order, with gates[e, i] the weight
  * of token lists[e, i]. Tensors: x [T,Hd] IN, w_router [Hd,E] IN,
  * bias [E] IN, counts i32 [E] (the run's output, written in place),
- * lists i32 [E,T] fresh, gates [E,T] fresh (entries past a count unset). */
+ * lists i32 [E,T], gates [E,T] (allocated buffers, written in place; entries past a count unset).
+ */
 #include <math.h>
 
 #include "ex_kernel.h"
