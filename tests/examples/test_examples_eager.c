@@ -251,6 +251,44 @@ Test(examples_eager, moe_half_empty_skips_the_empty_experts)
     cr_expect_eq(moe_skipped("predicated=0", &empty), 0);
 }
 
+/* The decoder's out after an eager run with `graph` (the instance kept). */
+static void decoder_eager(const char *graph, ex_instance *inst)
+{
+    const ex_example *ex = ex_find("decoder");
+    cr_assert_not_null(ex);
+    const char *ov[] = {graph, "layers=3", NULL};
+    char err[EX_ERR_LEN] = "";
+    cr_assert_eq(ex_instance_init(inst, ex, "small", ov, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(ex->setup(inst, err, sizeof err), 0, "%s", err);
+    char manifest[1024];
+    snprintf(manifest, sizeof manifest, "%s/decoder/manifest.txt", SP_EXAMPLES_DIR);
+    eager_orch eo;
+    eager_orch_init(&eo);
+    cr_assert_eq(eager_orch_load_manifest(&eo, manifest), 0, "%s", eo.msg);
+    cr_assert_eq(eager_orch_run(&eo, &inst->args), 0, "%s", eo.msg);
+    cr_expect_eq(eo.graph_tasks, strcmp(graph, "graph=1") == 0 ? 3 : 0, "%s: one per layer", graph);
+    eager_orch_free(&eo);
+}
+
+/* A graph task per layer and the same tasks one by one: bit-identical
+ * outputs and caches (the same kernels in the same order). */
+Test(examples_eager, decoder_graph_tasks_equal_one_by_one)
+{
+    ex_instance g, d;
+    decoder_eager("graph=1", &g);
+    decoder_eager("graph=0", &d);
+    for (uint32_t a = 0; a < g.args.tensor_count; a++) {
+        if (!g.golden[a])
+            continue;
+        cr_expect_eq(memcmp((const void *)(uintptr_t)g.args.tensors[a].addr,
+                            (const void *)(uintptr_t)d.args.tensors[a].addr,
+                            (size_t)g.args.tensors[a].buf_bytes),
+                     0, "%s differs", g.arg_names[a]);
+    }
+    ex_instance_free(&g);
+    ex_instance_free(&d);
+}
+
 Test(examples_eager, registry_lists_every_example_once)
 {
     int n = 0;

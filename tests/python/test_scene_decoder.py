@@ -11,8 +11,9 @@ NaN: reading one would show, and the caches are compared too (NaN where
 both are).
 
 The replay test decodes 5 steps in a row with SP_CALL_REPLAY_AUTO: each
-step appends a token (context_lens + 1), feeds a new hidden state and
-carries the caches over, and every step matches the golden of that step;
+step appends a token (context_lens + 1), feeds a new hidden state and new
+attention scale and norm eps (data scalars), carries the caches over, and
+every step matches the golden of that step;
 then the first step's inputs, run again, give the first step's output
 bit for bit.
 """
@@ -150,9 +151,13 @@ def test_decode_steps_with_replay(runtime):
         callable_ = simpler.example("decoder")
         for step in range(5):
             if step:
+                # A new token, one more of context, and new data scalars:
+                # a replay must patch the tensors' addresses and both scalars.
                 args["x"] = rng.uniform(-1, 1, args["x"].shape).astype(np.float32)
                 args["context_lens"] = args["context_lens"] + 1
                 args["out"] = np.zeros_like(args["out"])
+                args["scale"] = float(1.0 / np.sqrt(8) * (1.0 + 0.1 * step))
+                args["eps"] = 1e-5 * (1 + step)
             inputs = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
             golden = golden_step(inputs)
             result = w.run(callable_, config=cfg, **args)
