@@ -13,7 +13,8 @@
  * overridden): mean device time with the expert tasks predicated on
  * counts[e] != 0 against the same graph with no predicates (the empty
  * experts' tasks run, on no rows), with the skipped-task count.
- * Every mode's result is checked against the example's golden.
+ * Every mode's result is checked against the example's golden; the modes
+ * alternate in blocks after one warm-up run each.
  *
  *   bench_decoder_moe [--runs R] [--runtime hbg|tmr] [--clusters N]
  *                     [--decoder-param K=V]... [--moe-param K=V]...
@@ -30,20 +31,58 @@
 #include "simpler/worker.h"
 
 #define MAX_OVERRIDES 16
+/* Modes alternate in this many blocks, so drift (a shared machine) spreads
+ * over all of them rather than favouring one. */
+#define BLOCKS 4
 
+/* What a mode's runs measured: sums, plus each run's wall and device time
+ * (room for `cap` runs, allocated before timing) for the medians. */
 typedef struct mode_stats {
     uint64_t runs, wall_ns, build_ns, upload_ns, orch_ns, device_ns, skipped;
+    uint64_t *walls, *devices;
+    uint64_t cap;
     sp_run_stats last;
 } mode_stats;
 
-/* R runs of `inst` as callable `id` with `flags`; 0 or a status. */
+static int mode_init(mode_stats *m, int cap)
+{
+    memset(m, 0, sizeof *m);
+    m->walls = calloc((size_t)cap, sizeof *m->walls);
+    m->devices = calloc((size_t)cap, sizeof *m->devices);
+    m->cap = (uint64_t)cap;
+    return m->walls && m->devices ? 0 : -1;
+}
+
+static void mode_free(mode_stats *m)
+{
+    free(m->walls);
+    free(m->devices);
+    m->walls = m->devices = NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n) in microseconds (sorts v). */
+static double median_us(uint64_t *v, uint64_t n)
+{
+    if (!n)
+        return 0.0;
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    return (n & 1 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2])) / 1e3;
+}
+
+/* R runs of `inst` as callable `id` with `flags`, added to *m; 0 or a
+ * status. */
 static int run_mode(sp_worker *w, uint32_t id, ex_instance *inst, uint64_t flags, int runs,
                     mode_stats *m)
 {
     sp_call_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.flags = flags;
-    memset(m, 0, sizeof *m);
     for (int i = 0; i < runs; i++) {
         uint64_t t0 = sp_now_ns();
         int rc = sp_worker_run(w, id, &inst->args, &cfg, &m->last);
@@ -52,6 +91,10 @@ static int run_mode(sp_worker *w, uint32_t id, ex_instance *inst, uint64_t flags
             fprintf(stderr, "bench_decoder_moe: %s: %s\n", sp_status_name(rc),
                     sp_worker_last_error(w));
             return rc;
+        }
+        if (m->runs < m->cap) {
+            m->walls[m->runs] = t1 - t0;
+            m->devices[m->runs] = m->last.device_ns;
         }
         m->runs++;
         m->wall_ns += t1 - t0;
@@ -70,13 +113,20 @@ static int run_mode(sp_worker *w, uint32_t id, ex_instance *inst, uint64_t flags
     return SP_OK;
 }
 
-static void print_mode(const char *name, const mode_stats *m)
+/* Means of a mode's runs, and the medians of wall and device time. */
+static void print_mode(const char *name, mode_stats *m)
 {
     const double n = (double)m->runs, wall = m->wall_ns / n, dev = m->device_ns / n;
-    printf("  %-12s wall %8.1f us/step  build %7.1f  upload %6.1f  orch %7.1f  device %8.1f us"
-           "  host share %5.1f%%  replay=%u\n",
+    const uint64_t kept = m->runs < m->cap ? m->runs : m->cap;
+    const double mwall = median_us(m->walls, kept), mdev = median_us(m->devices, kept);
+    printf("  %-12s mean: wall %8.1f us/step  build %7.1f  upload %6.1f  orch %7.1f  device "
+           "%8.1f  host share %5.1f%%\n",
            name, wall / 1e3, m->build_ns / n / 1e3, m->upload_ns / n / 1e3, m->orch_ns / n / 1e3,
-           dev / 1e3, wall > 0 ? 100.0 * (wall - dev) / wall : 0.0, m->last.replay);
+           dev / 1e3, wall > 0 ? 100.0 * (wall - dev) / wall : 0.0);
+    printf("  %-12s median: wall %8.1f us/step  device %8.1f  host share %5.1f%%  last run's "
+           "replay=%u skipped=%u\n",
+           "", mwall, mdev, mwall > 0 ? 100.0 * (mwall - mdev) / mwall : 0.0, m->last.replay,
+           m->last.skipped);
 }
 
 /* An instance of `example`/`case_name` with `base` then `extra` overrides. */
@@ -125,8 +175,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (runs < 1 || (strcmp(runtime, "hbg") && strcmp(runtime, "tmr"))) {
-        fprintf(stderr, "bench_decoder_moe: --runs >= 1, --runtime hbg|tmr\n");
+    if (runs < BLOCKS || (strcmp(runtime, "hbg") && strcmp(runtime, "tmr"))) {
+        fprintf(stderr, "bench_decoder_moe: --runs >= %d, --runtime hbg|tmr\n", BLOCKS);
         return 2;
     }
     char module[PATH_MAX], dec_spc[PATH_MAX], moe_spc[PATH_MAX], rel[64];
@@ -153,18 +203,28 @@ int main(int argc, char **argv)
     if (make_instance(&dec[0], "decoder", "large", one_by_one, 1, dec_ov, n_dec) ||
         make_instance(&dec[1], "decoder", "large", graph, 1, dec_ov, n_dec))
         return 2;
-    mode_stats m[3];
-    printf("bench_decoder_moe: decoder large on %s, %d runs per mode, %lld tasks per step\n",
-           runtime, runs, (long long)dec[0].expect_tasks);
-    if (run_mode(w, 1, &dec[0], 0, 1, &m[0]) || run_mode(w, 1, &dec[0], 0, runs, &m[0]) ||
-        run_mode(w, 1, &dec[1], 0, 1, &m[1]) || run_mode(w, 1, &dec[1], 0, runs, &m[1]) ||
-        run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, 1, &m[2]) ||
-        run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, runs, &m[2]))
+    mode_stats m[3], warm, p[2];
+    for (int k = 0; k < 3; k++)
+        if (mode_init(&m[k], runs) || (k < 2 && mode_init(&p[k], runs)))
+            return 1;
+    if (mode_init(&warm, 8))
         return 1;
+    printf("bench_decoder_moe: decoder large on %s, %d runs per mode in %d blocks, %lld tasks "
+           "per step\n",
+           runtime, runs / BLOCKS * BLOCKS, BLOCKS, (long long)dec[0].expect_tasks);
+    /* Warm-up: each mode once (the replayed mode's records the graph). */
+    if (run_mode(w, 1, &dec[0], 0, 1, &warm) || run_mode(w, 1, &dec[1], 0, 1, &warm) ||
+        run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, 1, &warm))
+        return 1;
+    for (int blk = 0; blk < BLOCKS; blk++)
+        if (run_mode(w, 1, &dec[0], 0, runs / BLOCKS, &m[0]) ||
+            run_mode(w, 1, &dec[1], 0, runs / BLOCKS, &m[1]) ||
+            run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, runs / BLOCKS, &m[2]))
+            return 1;
     print_mode("one-by-one", &m[0]);
     print_mode("graph tasks", &m[1]);
     print_mode("replayed", &m[2]);
-    printf("  ratio one-by-one / replayed wall: %.2fx\n",
+    printf("  ratio one-by-one / replayed wall (means): %.2fx\n",
            (double)m[0].wall_ns / (double)(m[2].wall_ns ? m[2].wall_ns : 1));
 
     /* moe: predicated vs the same graph with every expert's tasks run. */
@@ -174,23 +234,28 @@ int main(int argc, char **argv)
     if (make_instance(&moe[0], "moe", "half_empty", pred_on, 4, moe_ov, n_moe) ||
         make_instance(&moe[1], "moe", "half_empty", pred_off, 4, moe_ov, n_moe))
         return 2;
-    mode_stats p[2];
-    if (run_mode(w, 2, &moe[0], 0, 1, &p[0]) || run_mode(w, 2, &moe[0], 0, runs, &p[0]) ||
-        run_mode(w, 2, &moe[1], 0, 1, &p[1]) || run_mode(w, 2, &moe[1], 0, runs, &p[1]))
+    if (run_mode(w, 2, &moe[0], 0, 1, &warm) || run_mode(w, 2, &moe[1], 0, 1, &warm))
         return 1;
-    printf("bench_decoder_moe: moe half_empty (T=256, E=32, 16 empty) on %s, %d runs, %lld tasks\n",
-           runtime, runs, (long long)moe[0].expect_tasks);
-    for (int k = 0; k < 2; k++)
-        printf("  %-12s device %8.1f us  wall %8.1f us  skipped %.1f tasks per run\n",
-               k ? "full tasks" : "predicated", p[k].device_ns / 1e3 / (double)p[k].runs,
-               p[k].wall_ns / 1e3 / (double)p[k].runs, (double)p[k].skipped / (double)p[k].runs);
-    printf("  ratio full / predicated device time: %.2fx; results checked: ok\n",
+    for (int blk = 0; blk < BLOCKS; blk++)
+        if (run_mode(w, 2, &moe[0], 0, runs / BLOCKS, &p[0]) ||
+            run_mode(w, 2, &moe[1], 0, runs / BLOCKS, &p[1]))
+            return 1;
+    printf("bench_decoder_moe: moe half_empty (T=256, E=32, 16 empty) on %s, %d runs per mode, "
+           "%lld tasks\n",
+           runtime, runs / BLOCKS * BLOCKS, (long long)moe[0].expect_tasks);
+    print_mode("predicated", &p[0]);
+    print_mode("full tasks", &p[1]);
+    printf("  ratio full / predicated device time (means): %.2fx; results checked: ok\n",
            (double)p[1].device_ns / (double)(p[0].device_ns ? p[0].device_ns : 1));
 
     for (int k = 0; k < 2; k++) {
         ex_instance_free(&dec[k]);
         ex_instance_free(&moe[k]);
+        mode_free(&p[k]);
     }
+    for (int k = 0; k < 3; k++)
+        mode_free(&m[k]);
+    mode_free(&warm);
     sp_worker_close(w);
     return 0;
 }
