@@ -10,9 +10,11 @@
  * run's sp_run_stats.replay says whether the runtime really replayed
  * (0 fresh, 1 recorded, 2 replayed).
  * moe (case half_empty with tokens=256 experts=32 empty=16 unless
- * overridden): mean device time with the expert tasks predicated on
+ * overridden): device time with the expert tasks predicated on
  * counts[e] != 0 against the same graph with no predicates (the empty
- * experts' tasks run, on no rows), with the skipped-task count.
+ * experts' tasks run), with the skipped-task count; once with count-sized
+ * kernels (an empty expert's run costs its dispatch) and once padded
+ * (static shapes: it costs a full expert's work).
  * Every mode's result is checked against the example's golden; the modes
  * alternate in blocks after one warm-up run each.
  *
@@ -203,9 +205,9 @@ int main(int argc, char **argv)
     if (make_instance(&dec[0], "decoder", "large", one_by_one, 1, dec_ov, n_dec) ||
         make_instance(&dec[1], "decoder", "large", graph, 1, dec_ov, n_dec))
         return 2;
-    mode_stats m[3], warm, p[2];
-    for (int k = 0; k < 3; k++)
-        if (mode_init(&m[k], runs) || (k < 2 && mode_init(&p[k], runs)))
+    mode_stats m[3], warm, p[4];
+    for (int k = 0; k < 4; k++)
+        if ((k < 3 && mode_init(&m[k], runs)) || mode_init(&p[k], runs))
             return 1;
     if (mode_init(&warm, 8))
         return 1;
@@ -227,29 +229,38 @@ int main(int argc, char **argv)
     printf("  ratio one-by-one / replayed wall (means): %.2fx\n",
            (double)m[0].wall_ns / (double)(m[2].wall_ns ? m[2].wall_ns : 1));
 
-    /* moe: predicated vs the same graph with every expert's tasks run. */
-    static const char *const pred_on[] = {"tokens=256", "experts=32", "empty=16", "predicated=1"};
-    static const char *const pred_off[] = {"tokens=256", "experts=32", "empty=16", "predicated=0"};
-    ex_instance moe[2];
-    if (make_instance(&moe[0], "moe", "half_empty", pred_on, 4, moe_ov, n_moe) ||
-        make_instance(&moe[1], "moe", "half_empty", pred_off, 4, moe_ov, n_moe))
-        return 2;
-    if (run_mode(w, 2, &moe[0], 0, 1, &warm) || run_mode(w, 2, &moe[1], 0, 1, &warm))
-        return 1;
+    /* moe: predicated vs the same graph with every expert's tasks run,
+     * with count-sized kernels and with padded (static-shape) ones. */
+    static const char *const moe_modes[4][5] = {
+        {"tokens=256", "experts=32", "empty=16", "predicated=1", "padded=0"},
+        {"tokens=256", "experts=32", "empty=16", "predicated=0", "padded=0"},
+        {"tokens=256", "experts=32", "empty=16", "predicated=1", "padded=1"},
+        {"tokens=256", "experts=32", "empty=16", "predicated=0", "padded=1"},
+    };
+    static const char *const moe_names[4] = {"predicated", "full tasks", "pred/padded",
+                                             "full/padded"};
+    ex_instance moe[4];
+    for (int k = 0; k < 4; k++)
+        if (make_instance(&moe[k], "moe", "half_empty", moe_modes[k], 5, moe_ov, n_moe) ||
+            run_mode(w, 2, &moe[k], 0, 1, &warm))
+            return 2;
     for (int blk = 0; blk < BLOCKS; blk++)
-        if (run_mode(w, 2, &moe[0], 0, runs / BLOCKS, &p[0]) ||
-            run_mode(w, 2, &moe[1], 0, runs / BLOCKS, &p[1]))
-            return 1;
+        for (int k = 0; k < 4; k++)
+            if (run_mode(w, 2, &moe[k], 0, runs / BLOCKS, &p[k]))
+                return 1;
     printf("bench_decoder_moe: moe half_empty (T=256, E=32, 16 empty) on %s, %d runs per mode, "
            "%lld tasks\n",
            runtime, runs / BLOCKS * BLOCKS, (long long)moe[0].expect_tasks);
-    print_mode("predicated", &p[0]);
-    print_mode("full tasks", &p[1]);
-    printf("  ratio full / predicated device time (means): %.2fx; results checked: ok\n",
-           (double)p[1].device_ns / (double)(p[0].device_ns ? p[0].device_ns : 1));
+    for (int k = 0; k < 4; k++)
+        print_mode(moe_names[k], &p[k]);
+    printf("  ratio full / predicated device time (means): %.2fx count-sized kernels, %.2fx "
+           "padded; results checked: ok\n",
+           (double)p[1].device_ns / (double)(p[0].device_ns ? p[0].device_ns : 1),
+           (double)p[3].device_ns / (double)(p[2].device_ns ? p[2].device_ns : 1));
 
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2; k++)
         ex_instance_free(&dec[k]);
+    for (int k = 0; k < 4; k++) {
         ex_instance_free(&moe[k]);
         mode_free(&p[k]);
     }

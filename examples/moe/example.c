@@ -25,6 +25,7 @@ static const ex_param_def params[] = {
     {"top_k", "2", "experts per token"},
     {"empty", "0", "experts (the last ones) the router bias keeps empty"},
     {"predicated", "1", "1: expert tasks predicated on counts[e] != 0; 0: plain tasks"},
+    {"padded", "0", "1: expert MLP kernels compute all T rows (static shapes)"},
     {"seed", "42", "input random seed"},
 };
 
@@ -59,7 +60,7 @@ static double topk_margin(const double *logits, int64_t E, int64_t k)
 
 static int setup(ex_instance *inst, char *err, size_t err_len)
 {
-    int64_t T, Hd, F, E, k, empty, pred, seed;
+    int64_t T, Hd, F, E, k, empty, pred, padded, seed;
     if (ex_param_int(inst, "tokens", &T, err, err_len) ||
         ex_param_int(inst, "hidden", &Hd, err, err_len) ||
         ex_param_int(inst, "ffn", &F, err, err_len) ||
@@ -67,6 +68,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
         ex_param_int(inst, "top_k", &k, err, err_len) ||
         ex_param_int(inst, "empty", &empty, err, err_len) ||
         ex_param_int(inst, "predicated", &pred, err, err_len) ||
+        ex_param_int(inst, "padded", &padded, err, err_len) ||
         ex_param_int(inst, "seed", &seed, err, err_len))
         return -1;
     if (T < 1 || T > 65536 || Hd < 1 || Hd > 4096 || F < 1 || F > 8192 || E < 1 ||
@@ -110,6 +112,7 @@ static int setup(ex_instance *inst, char *err, size_t err_len)
     }
     ex_add_scalar(inst, (uint64_t)k);
     ex_add_scalar(inst, pred ? 1 : 0);
+    ex_add_scalar(inst, padded ? 1 : 0);
     if (moe_golden(&dims, x, wr, bias, w1, w2, gold_counts, gold) != 0) {
         snprintf(err, err_len, "SP_ENOMEM: out of host memory for the golden");
         return -1;

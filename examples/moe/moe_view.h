@@ -6,7 +6,9 @@
  * index (a scalar) and works on the first counts[e] rows only, so an
  * expert with no token does nothing even where its tasks run (a runtime
  * without predicates, or the "predicated=0" variant): the result is the
- * same whether its tasks are skipped or run. */
+ * same whether its tasks are skipped or run. With `padded` (scalar 1 of
+ * the expert kernels) the MLP kernels compute all T rows instead, the cost
+ * an empty expert has when its tasks run with static shapes. */
 #ifndef SP_EXAMPLES_MOE_MOE_VIEW_H
 #define SP_EXAMPLES_MOE_MOE_VIEW_H
 
@@ -26,6 +28,16 @@ static inline int64_t moe_count(const sp_tensor *counts, uint64_t e, int64_t cap
         return -1;
     int64_t n = moe_i32_at(counts, (int64_t)e);
     return n < 0 ? 0 : n > cap ? cap : n;
+}
+
+/* The rows expert e's MLP kernels compute: its count, or all `cap` rows
+ * when `padded` (static shapes, as a kernel built for a fixed capacity
+ * would: the rows past the count are zeros the gather wrote, and the
+ * scatter never reads them). -1 for bad counts. */
+static inline int64_t moe_rows(const sp_tensor *counts, uint64_t e, int64_t cap, uint64_t padded)
+{
+    const int64_t n = moe_count(counts, e, cap);
+    return n < 0 ? -1 : padded ? cap : n;
 }
 
 #endif

@@ -18,7 +18,9 @@
  * w1 [E,Hd,F] IN, w2 [E,F,Hd] IN, counts i32 [E] OUT, out [T,Hd] OUT;
  * scalars 0 = top_k (data: only the router reads it), 1 = predicated
  * (1: expert tasks predicated on counts[e] != 0; 0: submitted as plain
- * tasks, for comparison). Tasks: 2 + 5 E. */
+ * tasks, for comparison; graph-shaping), 2 = padded (data: 1 = the MLP
+ * kernels compute all T rows of every expert that runs, static shapes).
+ * Tasks: 2 + 5 E. */
 #include "simpler/orchestration.h"
 #include "moe_kernels.h"
 
@@ -33,7 +35,7 @@ enum {
 };
 
 enum { A_X, A_WR, A_BIAS, A_W1, A_W2, A_COUNTS, A_OUT, A_N };
-enum { S_TOP_K, S_PREDICATED, S_N };
+enum { S_TOP_K, S_PREDICATED, S_PADDED, S_N };
 
 SP_ORCH_CONFIG(moe_config)
 {
@@ -44,10 +46,13 @@ SP_ORCH_CONFIG(moe_config)
     cfg->shaping_scalars[1] = 0;
 }
 
-/* Expert e's task: predicated on counts[e] != 0 when `pred`. */
-static int submit_expert_task(sp_orch *o, sp_task *t, sp_tensor *counts, int64_t e, int pred)
+/* Expert e's task, with scalars e and padded: predicated on counts[e] != 0
+ * when `pred`. */
+static int submit_expert_task(sp_orch *o, const sp_args *args, sp_task *t, sp_tensor *counts,
+                              int64_t e, int pred)
 {
     sp_task_scalar(t, (uint64_t)e);
+    sp_task_scalar_arg(t, args, S_PADDED);
     if (pred)
         sp_task_predicate(t, counts, e, SP_PRED_NE, 0);
     return sp_submit(o, t) < 0 ? -1 : 0;
@@ -128,7 +133,7 @@ SP_ORCHESTRATION(moe_orch)
         sp_task_in(&k, &lists_e);
         sp_task_in(&k, &t[A_COUNTS]);
         sp_task_arg(&k, &xe_e, SP_OUT_EXISTING);
-        if (submit_expert_task(o, &k, &t[A_COUNTS], e, pred))
+        if (submit_expert_task(o, args, &k, &t[A_COUNTS], e, pred))
             return;
 
         k = sp_task_aic(MOE_UP);
@@ -136,13 +141,13 @@ SP_ORCHESTRATION(moe_orch)
         sp_task_in(&k, &w1_e);
         sp_task_in(&k, &t[A_COUNTS]);
         sp_task_arg(&k, &he_e, SP_OUT_EXISTING);
-        if (submit_expert_task(o, &k, &t[A_COUNTS], e, pred))
+        if (submit_expert_task(o, args, &k, &t[A_COUNTS], e, pred))
             return;
 
         k = sp_task_aiv(MOE_ACT);
         sp_task_in(&k, &t[A_COUNTS]);
         sp_task_inout(&k, &he_e);
-        if (submit_expert_task(o, &k, &t[A_COUNTS], e, pred))
+        if (submit_expert_task(o, args, &k, &t[A_COUNTS], e, pred))
             return;
 
         k = sp_task_aic(MOE_DOWN);
@@ -150,7 +155,7 @@ SP_ORCHESTRATION(moe_orch)
         sp_task_in(&k, &w2_e);
         sp_task_in(&k, &t[A_COUNTS]);
         sp_task_arg(&k, &ye_e, SP_OUT_EXISTING);
-        if (submit_expert_task(o, &k, &t[A_COUNTS], e, pred))
+        if (submit_expert_task(o, args, &k, &t[A_COUNTS], e, pred))
             return;
 
         k = sp_task_aiv(MOE_SCATTER);
@@ -159,7 +164,7 @@ SP_ORCHESTRATION(moe_orch)
         sp_task_in(&k, &gates_e);
         sp_task_in(&k, &t[A_COUNTS]);
         sp_task_inout(&k, &t[A_OUT]);
-        if (submit_expert_task(o, &k, &t[A_COUNTS], e, pred))
+        if (submit_expert_task(o, args, &k, &t[A_COUNTS], e, pred))
             return;
     }
 }

@@ -156,6 +156,8 @@ Test(examples_eager, parameter_sweep)
         {"decoder", {"layers=1", "batch=1", "context_lens=1", "block_size=1"}},
         {"moe", {"tokens=1", "experts=1", "top_k=1", "hidden=3", "ffn=5"}},
         {"moe", {"tokens=33", "experts=7", "top_k=3", "empty=3", "predicated=0"}},
+        {"moe", {"tokens=9", "experts=5", "empty=2", "padded=1"}},
+        {"moe", {"tokens=9", "experts=5", "empty=2", "padded=1", "predicated=0"}},
         {"decoder", {"layers=3", "batch=3", "heads=3", "head_dim=5", "context_lens=1,7,11"}},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {

@@ -5,7 +5,8 @@ Per token: router logits x @ w_router + router_bias, its top_k experts
 out = x + sum of gate * (silu(x @ w1[e]) @ w2[e]) over the chosen e;
 counts[e] is how many tokens chose e. The runtime runs a router task and
 five tasks per expert, each predicated on counts[e] != 0 (predicated=0:
-plain tasks); the golden is float64 numpy per token. A router bias of -100
+plain tasks; padded=1: the expert MLP kernels compute all T rows); the
+golden is float64 numpy per token. A router bias of -100
 keeps the last `empty` experts without a token. Tokens whose k-th and
 (k+1)-th logits lie within 1e-3 are drawn again, so f32 rounding in the
 router cannot choose differently from the golden.
@@ -33,6 +34,10 @@ class TestMoe(SceneTest):
         Case("unpredicated", tokens=24, hidden=16, ffn=32, experts=6, top_k=2, empty=3,
              predicated=0),
         Case("wide", tokens=64, hidden=64, ffn=128, experts=16, top_k=3),
+        # Static shapes: every expert that runs computes all T rows.
+        Case("padded", tokens=20, hidden=16, ffn=24, experts=6, top_k=2, empty=2, padded=1),
+        Case("padded_unpredicated", tokens=20, hidden=16, ffn=24, experts=6, top_k=2, empty=2,
+             padded=1, predicated=0),
     )
     TOLERANCES = {"out": dict(rtol=1e-4, atol=1e-4)}
 
@@ -60,6 +65,7 @@ class TestMoe(SceneTest):
             "out": np.zeros((T, Hd), np.float32),
             "top_k": k,
             "predicated": case.get("predicated", 1),
+            "padded": case.get("padded", 0),
         }
 
     def compute_golden(self, args, case):

@@ -2,7 +2,8 @@
  * xe[i] = x[lists_e[i]] for i < counts[e]. x [T,Hd] IN, lists_e i32 [1,T]
  * IN (row e of the router's lists), counts i32 [E] IN, xe [1,T,Hd]
  * (expert e's slice of a buffer, written in place; rows past the count
- * untouched). A token id out of range gives a NaN row. */
+ * untouched, or zeros with scalar 1, padded, for the MLP kernels that then
+ * compute every row). A token id out of range gives a NaN row. */
 #include <math.h>
 
 #include "moe/moe_view.h"
@@ -22,4 +23,7 @@ SP_KERNEL(moe_gather)
         for (int64_t j = 0; j < x.cols; j++)
             EX_AT(xe, i, j) = t >= 0 && t < x.rows ? EX_AT(x, t, j) : NAN;
     }
+    for (int64_t i = n; args[5] && i < xe.rows; i++)
+        for (int64_t j = 0; j < x.cols; j++)
+            EX_AT(xe, i, j) = 0.0f;
 }

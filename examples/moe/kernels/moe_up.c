@@ -1,5 +1,5 @@
 /* moe kernel 3 (AIC): expert e's (scalar 0) up projection over its first
- * counts[e] rows, he = xe @ w1_e. xe [1,T,Hd] IN, w1_e [1,Hd,F] IN,
+ * counts[e] rows (all T with scalar 1, padded), he = xe @ w1_e. xe [1,T,Hd] IN, w1_e [1,Hd,F] IN,
  * counts i32 [E] IN, he [1,T,F] (written in place). */
 #include "moe/moe_view.h"
 
@@ -11,7 +11,7 @@ SP_KERNEL(moe_up)
         !ex_mat_of(sp_arg_tensor(args, 3), &he) || w.rows != xe.cols || he.cols != w.cols ||
         he.rows != xe.rows)
         return;
-    const int64_t n = moe_count(sp_arg_tensor(args, 2), args[4], he.rows);
+    const int64_t n = moe_rows(sp_arg_tensor(args, 2), args[4], he.rows, args[5]);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < he.cols; j++) {
             float acc = 0.0f;
