@@ -297,27 +297,30 @@ SP_ORCHESTRATION(decoder_orch)
     sp_tensor x0, xL;
     if (as_layer_view(o, &t[A_X], &x0) || as_layer_view(o, &t[A_OUT], &xL))
         return;
-    /* The hidden states between layers, and the QKV projection and the
-     * attention output, which each layer overwrites. These live for the
-     * whole run: each is read by tasks far apart in the layer (a sequence's
-     * attention reads the QKV rows B * (4 MB + 1) tasks after they are
-     * made), longer than a small tmr task window keeps a fresh output. */
-    const int64_t h_shape[3] = {L > 1 ? L - 1 : 1, B, Hd};
+    /* The hidden states between layers (two buffers in turn: x -> h0 -> h1
+     * -> h0 ... -> out, so every layer's boundary has the same geometry,
+     * buffer sizes and aliasing, and one record serves all L), and the QKV
+     * projection and the attention output, which each layer overwrites.
+     * These live for the whole run: each is read by tasks far apart in the
+     * layer (a sequence's attention reads the QKV rows B * (4 MB + 1) tasks
+     * after they are made), longer than a small tmr window keeps a fresh
+     * output. */
+    const int64_t h_shape[3] = {1, B, Hd};
     const int64_t D = t[A_KC].shape[3];
-    sp_tensor hidden = sp_tensor_spec(SP_DTYPE_F32, 3, h_shape), attn = spec2(B, Hd);
-    sp_tensor qkv = spec2(B, Hd + 2 * D);
-    if (sp_alloc_tensor(o, &hidden) != SP_OK || sp_alloc_tensor(o, &attn) != SP_OK ||
-        sp_alloc_tensor(o, &qkv) != SP_OK)
+    sp_tensor hidden[2] = {sp_tensor_spec(SP_DTYPE_F32, 3, h_shape),
+                           sp_tensor_spec(SP_DTYPE_F32, 3, h_shape)};
+    sp_tensor attn = spec2(B, Hd), qkv = spec2(B, Hd + 2 * D);
+    for (int64_t i = 0; i < 2 && i < L - 1; i++)
+        if (sp_alloc_tensor(o, &hidden[i]) != SP_OK)
+            return;
+    if (sp_alloc_tensor(o, &attn) != SP_OK || sp_alloc_tensor(o, &qkv) != SP_OK)
         return;
 
     for (int64_t layer = 0; layer < L; layer++) {
         sp_graph_args a;
         sp_graph_args_init(&a);
         sp_tensor v;
-        if (layer == 0)
-            sp_graph_arg(&a, &x0);
-        else if (sp_tensor_slice(&hidden, 0, layer - 1, 1, &v) == SP_OK)
-            sp_graph_arg(&a, &v);
+        sp_graph_arg(&a, layer == 0 ? &x0 : &hidden[(layer - 1) % 2]);
         static const int per_layer[] = {A_LN1, A_WQKV, A_WO, A_LN2, A_WUP, A_WDOWN, A_KC, A_VC};
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
             sp_tensor_slice(&t[per_layer[i]], 0, layer, 1, &v);
@@ -327,18 +330,10 @@ SP_ORCHESTRATION(decoder_orch)
         sp_graph_arg(&a, &t[A_LENS]);
         sp_graph_arg(&a, &qkv);
         sp_graph_arg(&a, &attn);
-        if (layer == L - 1)
-            sp_graph_arg(&a, &xL);
-        else if (sp_tensor_slice(&hidden, 0, layer, 1, &v) == SP_OK)
-            sp_graph_arg(&a, &v);
+        sp_graph_arg(&a, layer == L - 1 ? &xL : &hidden[layer % 2]);
         sp_graph_scalar_arg(&a, args, S_SCALE);
         sp_graph_scalar_arg(&a, args, S_EPS);
         sp_graph_scalar(&a, use_graph ? 0 : 1);
-        if (a.tensor_count != G_N) {
-            sp_orch_fatal(o, SP_ESHAPE, "decoder: layer %lld: a hidden-state slice failed",
-                          (long long)layer);
-            return;
-        }
         if (use_graph) {
             if (sp_submit_graph(o, layer_body, &a, 1) < 0)
                 return;
