@@ -25,6 +25,8 @@ from simpler.testing import ALL_RUNTIMES, Case, SceneTest
 
 # include/simpler/types.h: the Python package names no replay flags.
 SP_CALL_REPLAY_AUTO = 0x4
+# include/simpler/module.h: sp_run_stats.replay.
+SP_RUN_RECORDED, SP_RUN_REPLAYED = 1, 2
 
 
 def make_inputs(rng, layers, heads, head_dim, ffn, block_size, lens, max_blocks=None, spare=0,
@@ -144,7 +146,7 @@ def test_decode_steps_with_replay(runtime):
     rng = np.random.default_rng(16)
     args = make_inputs(rng, layers=3, heads=4, head_dim=8, ffn=32, block_size=4, lens=(3, 9),
                        max_blocks=4)
-    first = None
+    first, recorded = None, False
     cfg = simpler.CallConfig()  # flags is an attribute, not a constructor keyword
     cfg.flags = SP_CALL_REPLAY_AUTO
     with simpler.Worker(runtime=runtime) as w:
@@ -162,6 +164,13 @@ def test_decode_steps_with_replay(runtime):
             golden = golden_step(inputs)
             result = w.run(callable_, config=cfg, **args)
             assert result.stats.tasks == expected_tasks(args), f"step {step}"
+            # Where the runtime says it recorded the first step, every later
+            # step (same geometry, new data) must be a replay.
+            replay = getattr(result.stats, "replay", None)
+            if step == 0:
+                recorded = replay == SP_RUN_RECORDED
+            elif recorded:
+                assert replay == SP_RUN_REPLAYED, f"step {step}: replay={replay}"
             for name, tol in TOLERANCES.items():
                 np.testing.assert_allclose(args[name], golden[name], err_msg=f"step {step} {name}",
                                            **tol)
