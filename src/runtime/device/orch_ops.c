@@ -10,4 +10,3 @@ void rt_orch_log(sp_orch *o, int level, const char *msg)
         level = SP_LOG_INFO;
     sp__log(level, "orchestration: %s", msg ? msg : "");
 }
-

@@ -22,5 +22,4 @@
  * prefixed "orchestration:"; an unknown level logs as info. */
 void rt_orch_log(sp_orch *o, int level, const char *msg);
 
-
 #endif
