@@ -62,10 +62,10 @@ bool rt_graph_scalar_is_data(const rt_loaded_callable *lc, uint32_t i);
 typedef struct rt_graph rt_graph;
 struct rt_graph {
     /* The runtime fills these before rt_graph_cache_insert. */
-    void *record;             /* the runtime's record */
-    uint64_t record_bytes;    /* host bytes it holds (counted against the bound) */
+    void *record;          /* the runtime's record */
+    uint64_t record_bytes; /* host bytes it holds (counted against the bound) */
     void (*free_record)(void *record);
-    rt_graph_read *reads;     /* malloc'd, owned by the entry; NULL if none */
+    rt_graph_read *reads; /* malloc'd, owned by the entry; NULL if none */
     uint32_t read_count;
     /* The cache's. */
     uint32_t callable_id;

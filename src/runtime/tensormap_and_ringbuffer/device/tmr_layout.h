@@ -18,6 +18,7 @@
 #include "runtime/device/tensormap.h"
 #include "runtime/device/trace_write.h"
 #include "runtime/tensormap_and_ringbuffer/device/heap_ring.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_record.h"
 #include "simpler/orchestration.h"
 
 #define TMR_MAGIC 0x52465542474e4952ull /* "RINGBUFR" */
@@ -46,7 +47,10 @@ typedef struct tmr_task {
     uint8_t shape;
     uint8_t scope_depth; /* 0: not held by a scope */
     uint16_t hold_count; /* producers this task holds (released on completion) */
+    uint8_t tensor_count;
+    uint8_t scalar_count;
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
+    uint64_t heap_need;  /* bytes its outputs took from the heap ring */
     uint64_t submit_ns;  /* sp__ticks() at publication (traces) */
     uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
     /* One per dependency (each has an edge node below), plus one that
@@ -54,6 +58,7 @@ typedef struct tmr_task {
     int64_t holds[TMR_MAX_HOLDS + 1];
     uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
     uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
+    uint8_t dirs[SP_MAX_TASK_TENSORS];
     sp_tensor tensors[SP_MAX_TASK_TENSORS];
 } tmr_task;
 
@@ -96,7 +101,9 @@ typedef struct tmr_orch {
     uint32_t scope_depth;
     char msg[256];
     rt_trace_writer trace; /* the orchestrator's records (level >= 3) */
-    pthread_t thread;      /* the one thread sp_orch may be called from */
+    tmr_recorder recorder;
+    tmr_recorder *rec; /* &recorder while recording, else NULL */
+    pthread_t thread;  /* the one thread sp_orch may be called from */
 } tmr_orch;
 
 typedef struct tmr_ctl {
@@ -123,6 +130,11 @@ typedef struct tmr_ctl {
     uint64_t orch_end_ns;
     uint64_t orch_begin_ns;
     rt_trace_buf *trace; /* NULL: not traced */
+    /* Replay across runs: a recorded stream's buffer (tmr_record.h), 0:
+     * none. replay 0: record into it while the orchestration runs; 1:
+     * replay it instead of calling the orchestration. */
+    tmr_rec_header *rec;
+    uint32_t replay;
     _Atomic uint64_t first_complete_ns;
 
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */

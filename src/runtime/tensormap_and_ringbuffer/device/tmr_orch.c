@@ -19,7 +19,9 @@
 #include "runtime/device/orch_guard.h"
 #include "runtime/device/orch_ops.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_orch.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_queue.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_replay.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
@@ -42,6 +44,11 @@ static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
 static int orch_error(tmr_orch *o)
 {
     return atomic_load_explicit(&o->ctl->error, memory_order_acquire);
+}
+
+int tmr_orch_error(tmr_orch *o)
+{
+    return orch_error(o);
 }
 
 /* sp_orch is single-threaded: a call from a thread other than the one
@@ -233,12 +240,6 @@ static bool hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
     }
 }
 
-static void unpin(tmr_ctl *c, const int64_t *pins, int n)
-{
-    for (int k = 0; k < n; k++)
-        atomic_fetch_sub_explicit(&tmr_slot(c, pins[k])->refs, 1, memory_order_release);
-}
-
 /* True if the task holds a producer no younger than `p` (which then
  * cannot retire before the task completes either). */
 static bool holds_at_or_before(const tmr_task *t, int64_t p)
@@ -248,6 +249,110 @@ static bool holds_at_or_before(const tmr_task *t, int64_t p)
             return true;
     return false;
 }
+
+/* ---- the publish half: shared by submit, replay and graph tasks ------------ */
+
+void tmr_unpin(tmr_orch *o, tmr_pins *p)
+{
+    for (int k = 0; k < p->n; k++)
+        atomic_fetch_sub_explicit(&tmr_slot(o->ctl, p->id[k])->refs, 1, memory_order_release);
+    p->n = 0;
+}
+
+int tmr_pin(tmr_orch *o, tmr_pins *p, int64_t id, int arg, int64_t owner)
+{
+    tmr_ctl *c = o->ctl;
+    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    if (owner < retired) {
+        tmr_unpin(o, p);
+        return orch_fail(o, SP_ETENSOR_RETIRED,
+                         "task %lld: argument %d was made by task %lld, retired (watermark "
+                         "%lld) and its buffer reused",
+                         (long long)id, arg, (long long)owner, (long long)retired);
+    }
+    for (int k = 0; k < p->n; k++)
+        if (p->id[k] == owner)
+            return SP_OK;
+    p->id[p->n++] = owner;
+    /* Relaxed: only this thread retires, and it is this thread. */
+    atomic_fetch_add_explicit(&tmr_slot(c, owner)->refs, 1, memory_order_relaxed);
+    return SP_OK;
+}
+
+int tmr_reserve(tmr_orch *o, tmr_pins *p, uint64_t need, uint32_t map_need, uint64_t *at)
+{
+    int rc;
+    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
+        (map_need && (rc = wait_for_room(o, WAIT_MAP, map_need)))) {
+        tmr_unpin(o, p);
+        return rc;
+    }
+    *at = tmr_heap_ring_fit(&o->heap, need, ring_empty(o));
+    tmr_heap_ring_take(&o->heap, *at, need);
+    return SP_OK;
+}
+
+int64_t tmr_publish(tmr_orch *o, tmr_task *t, const rt_dep_list *deps, tmr_pins *pins,
+                    const uint16_t *scalar_src)
+{
+    tmr_ctl *c = o->ctl;
+    int64_t id = t->id;
+    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    if (o->rec)
+        tmr_record_task(o->rec, o, t, deps, scalar_src);
+    t->scope_depth = (uint8_t)o->scope_depth;
+    t->hold_count = 0;
+    t->submit_ns = c->trace ? sp__ticks() : 0; /* traces only; rdtsc can trap in a VM */
+    atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->blocks_left, t->block_num, memory_order_relaxed);
+    atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
+    atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
+
+    /* Producers still in the ring: hold them, and wait for those we depend on. */
+    /* Count every edge (and the guard) up front, before the first link
+     * publishes the slot to a completer: one store instead of an add per
+     * edge, and one subtraction below for the guard and the edges that did
+     * not link. Relaxed: the link's release CAS publishes it. */
+    atomic_store_explicit(&t->fanin_left, 1u + deps->count, memory_order_relaxed);
+    uint32_t linked = 0;
+    for (uint32_t i = 0; i < deps->count; i++)
+        if (deps->producer[i] >= retired)
+            linked += hold_producer(c, t, deps->producer[i], true);
+    /* A runtime-owned argument keeps its creator's buffer alive until we
+     * finish. Tasks retire strictly in order, so one hold on the oldest
+     * such creator keeps every newer one too, and a producer held above at
+     * or before it already does: at most one hold, in the entry reserved
+     * for it, however many producers the task has. */
+    int64_t keep = INT64_MAX;
+    for (int i = 0; i < t->tensor_count; i++) {
+        int64_t p = t->tensors[i].owner_task;
+        if (p != SP_NO_TASK && p != id && p >= retired && p < keep &&
+            (t->tensors[i].flags & SP_TENSOR_RUNTIME_OWNED))
+            keep = p;
+    }
+    if (keep != INT64_MAX && !holds_at_or_before(t, keep))
+        hold_producer(c, t, keep, false);
+    tmr_unpin(o, pins); /* the holds above keep what is still needed */
+    if (c->trace)
+        for (uint32_t i = 0; i < deps->count; i++)
+            rt_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
+    c->edges += deps->count;
+    /* Release: schedulers that see the new count see the whole slot. */
+    atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
+    uint32_t drop = 1u + deps->count - linked;
+    if (!linked) {
+        /* No completer can count us down: no RMW needed. Relaxed: nobody
+         * else reads fanin_left of an unlinked task. */
+        atomic_store_explicit(&t->fanin_left, 0, memory_order_relaxed);
+        tmr_make_ready(c, o->chip, id);
+    } else if (atomic_fetch_sub_explicit(&t->fanin_left, drop, memory_order_acq_rel) == drop) {
+        tmr_make_ready(c, o->chip, id);
+    }
+    return id;
+}
+
+/* ---- submit: validate and derive, then publish ------------------------------ */
 
 static int64_t op_submit(sp_orch *so, sp_task *task)
 {
@@ -279,56 +384,30 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
                          (long long)id, (unsigned long long)need, (unsigned long long)o->heap.size);
     /* Pin the creators of runtime-owned inputs while this task waits for
      * room, so making room never reclaims what the task is about to read. */
-    int64_t pins[SP_MAX_TASK_TENSORS];
-    int npins = 0;
-    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    tmr_pins pins = {.n = 0};
     for (int i = 0; i < task->tensor_count; i++) {
         const sp_tensor *x = task->tensors[i];
         if (task->dirs[i] == SP_OUT || !(x->flags & SP_TENSOR_RUNTIME_OWNED) ||
             x->owner_task == SP_NO_TASK)
             continue;
-        if (x->owner_task < retired) {
-            unpin(c, pins, npins);
-            return orch_fail(o, SP_ETENSOR_RETIRED,
-                             "task %lld: argument %d was made by task %lld, retired (watermark "
-                             "%lld) and its buffer reused",
-                             (long long)id, i, (long long)x->owner_task, (long long)retired);
-        }
-        bool seen = false;
-        for (int k = 0; k < npins && !seen; k++)
-            seen = pins[k] == x->owner_task;
-        if (!seen) {
-            pins[npins++] = x->owner_task;
-            /* Relaxed: only this thread retires, and it is this thread. */
-            atomic_fetch_add_explicit(&tmr_slot(c, x->owner_task)->refs, 1, memory_order_relaxed);
-        }
+        if ((rc = tmr_pin(o, &pins, id, i, x->owner_task)) != SP_OK)
+            return rc;
     }
-    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
-        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count))) {
-        unpin(c, pins, npins);
+    uint64_t at;
+    if ((rc = tmr_reserve(o, &pins, need, task->tensor_count, &at)) != SP_OK)
         return rc;
-    }
-    retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
 
     tmr_task *t = tmr_slot(c, id);
-    uint64_t at = tmr_heap_ring_fit(&o->heap, need, ring_empty(o));
-    uint64_t heap_end = tmr_heap_ring_take(&o->heap, at, need);
     bool manual = o->scope_depth && o->scopes[o->scope_depth - 1].mode == SP_SCOPE_MANUAL;
     t->id = id;
     t->shape = task->shape;
     t->block_num = task->block_num;
+    t->tensor_count = task->tensor_count;
+    t->scalar_count = task->scalar_count;
+    memcpy(t->dirs, task->dirs, task->tensor_count);
     memcpy(t->kernel, kernel, sizeof t->kernel);
-    t->scope_depth = (uint8_t)o->scope_depth;
-    t->hold_count = 0;
-    t->heap_end = heap_end;
-    t->submit_ns = c->trace ? sp__ticks() : 0; /* traces only; rdtsc can trap in a VM */
-    atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->blocks_left, task->block_num, memory_order_relaxed);
-    /* The guard: held above zero until every producer is linked. */
-    atomic_store_explicit(&t->fanin_left, 1, memory_order_relaxed);
-    atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
-    atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
+    t->heap_end = o->heap.head;
+    t->heap_need = need;
 
     rt_dep_list *deps = &o->deps;
     deps->count = 0;
@@ -368,52 +447,29 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     if (rc) {
         /* Nothing is linked yet: the slot stays unpublished and is reused. */
         o->heap.head = at;
-        unpin(c, pins, npins);
+        tmr_unpin(o, &pins);
         return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
                          deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
     }
+    if (o->rec && task->abi >= 2 && task->pred_op != SP_PRED_NONE)
+        tmr_record_abandon(o->rec, TMR_REC_PREDICATE);
+    return tmr_publish(o, t, deps, &pins, task->abi >= 2 ? task->scalar_src : NULL);
+}
 
-    /* Producers still in the ring: hold them, and wait for those we depend on. */
-    /* Count every edge (and the guard) up front, before the first link
-     * publishes the slot to a completer: one store instead of an add per
-     * edge, and one subtraction below for the guard and the edges that did
-     * not link. Relaxed: the link's release CAS publishes it. */
-    atomic_store_explicit(&t->fanin_left, 1u + deps->count, memory_order_relaxed);
-    uint32_t linked = 0;
-    for (uint32_t i = 0; i < deps->count; i++)
-        if (deps->producer[i] >= retired)
-            linked += hold_producer(c, t, deps->producer[i], true);
-    /* A runtime-owned argument keeps its creator's buffer alive until we
-     * finish. Tasks retire strictly in order, so one hold on the oldest
-     * such creator keeps every newer one too, and a producer held above at
-     * or before it already does: at most one hold, in the entry reserved
-     * for it, however many producers the task has. */
-    int64_t keep = INT64_MAX;
-    for (int i = 0; i < task->tensor_count; i++) {
-        int64_t p = task->tensors[i]->owner_task;
-        if (p != SP_NO_TASK && p != id && p >= retired && p < keep &&
-            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED))
-            keep = p;
-    }
-    if (keep != INT64_MAX && !holds_at_or_before(t, keep))
-        hold_producer(c, t, keep, false);
-    unpin(c, pins, npins); /* the holds above keep what is still needed */
-    if (c->trace)
-        for (uint32_t i = 0; i < deps->count; i++)
-            rt_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
-    c->edges += deps->count;
-    /* Release: schedulers that see the new count see the whole slot. */
-    atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
-    uint32_t drop = 1u + deps->count - linked;
-    if (!linked) {
-        /* No completer can count us down: no RMW needed. Relaxed: nobody
-         * else reads fanin_left of an unlinked task. */
-        atomic_store_explicit(&t->fanin_left, 0, memory_order_relaxed);
-        tmr_make_ready(c, o->chip, id);
-    } else if (atomic_fetch_sub_explicit(&t->fanin_left, drop, memory_order_acq_rel) == drop) {
-        tmr_make_ready(c, o->chip, id);
-    }
-    return id;
+int tmr_static_carve(tmr_orch *o, uint64_t bytes, uint64_t *top)
+{
+    if (bytes > o->static_top)
+        return orch_fail(o, SP_EHEAP_TOO_SMALL, "alloc_tensor: %llu bytes exceed the heap",
+                         (unsigned long long)bytes);
+    uint64_t at = o->static_top - bytes;
+    /* Run-long allocations come from the heap's far end; the ring shrinks. */
+    int rc = wait_for_room(o, WAIT_STATIC, at);
+    if (rc != SP_OK)
+        return rc;
+    o->static_top = at;
+    o->heap.size = at;
+    *top = at;
+    return SP_OK;
 }
 
 static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
@@ -429,15 +485,9 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     /* Checking mode: red zones on both sides, inside the carve. */
     const uint64_t rz = o->ctl->redzones ? SP_REDZONE_BYTES : 0;
     uint64_t bytes = ALIGN64((uint64_t)sp_tensor_numel(x) * sp_tensor_elem_size(x)) + 2 * rz;
-    if (bytes > o->static_top)
-        return orch_fail(o, SP_EHEAP_TOO_SMALL, "alloc_tensor: %llu bytes exceed the heap",
-                         (unsigned long long)bytes);
-    uint64_t top = o->static_top - bytes;
-    /* Run-long allocations come from the heap's far end; the ring shrinks. */
-    if ((rc = wait_for_room(o, WAIT_STATIC, top)) != SP_OK)
+    uint64_t top = 0;
+    if ((rc = tmr_static_carve(o, bytes, &top)) != SP_OK)
         return rc;
-    o->static_top = top;
-    o->heap.size = top;
     int64_t shape[SP_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     sp_tensor_init(x, o->ctl->heap_base + top + rz, x->dtype, x->ndim, shape);
@@ -445,6 +495,8 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     x->flags |= SP_TENSOR_RUNTIME_OWNED;
     if (rz)
         rt_redzone_fill(x->addr, x->buf_bytes);
+    if (o->rec)
+        tmr_record_op(o->rec, TMR_OP_ALLOC, bytes, x->buf_bytes);
     return SP_OK;
 }
 
@@ -456,6 +508,13 @@ static int op_scope_begin(sp_orch *so, int mode)
     int rc = orch_error(o);
     if (rc)
         return rc;
+    if ((rc = tmr_scope_open(o, mode)) == SP_OK && o->rec)
+        tmr_record_op(o->rec, TMR_OP_SCOPE_BEGIN, (uint64_t)mode, 0);
+    return rc;
+}
+
+int tmr_scope_open(tmr_orch *o, int mode)
+{
     if (mode != SP_SCOPE_AUTO && mode != SP_SCOPE_MANUAL)
         return orch_fail(o, SP_EINVAL, "scope_begin: unknown mode %d", mode);
     if (o->scope_depth >= TMR_MAX_SCOPES)
@@ -483,6 +542,11 @@ static void scope_release(tmr_orch *o)
     o->scope_depth--;
 }
 
+void tmr_scope_close(tmr_orch *o)
+{
+    scope_release(o);
+}
+
 static int op_scope_end(sp_orch *so)
 {
     tmr_orch *o = (tmr_orch *)so;
@@ -494,6 +558,8 @@ static int op_scope_end(sp_orch *so)
     if (o->scope_depth == 0)
         return orch_fail(o, SP_ESCOPE, "scope_end without a scope_begin");
     scope_release(o);
+    if (o->rec)
+        tmr_record_op(o->rec, TMR_OP_SCOPE_END, 0, 0);
     return SP_OK;
 }
 
@@ -524,7 +590,8 @@ static int wait_tasks(tmr_orch *o, const int64_t *ids, uint32_t n, const char *w
 
 /* Shared part of read and write: locate the element, wait for the tasks
  * that must finish first (its writers; for a write, its readers too). */
-static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool write, void **addr)
+static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool write, void **addr,
+                           int *arg, uint64_t *arg_off)
 {
     const char *what = write ? "tensor_write" : "tensor_read";
     uint64_t off;
@@ -536,11 +603,14 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
     /* Tasks' accesses to a staged buffer are keyed on its base (rehomed),
      * so look there; a heap tensor keeps its own address. */
     uint64_t key = t->addr, at = off;
+    *arg = -1;
     for (uint32_t i = 0; !known && i < o->check.range_count; i++)
         if ((known = rt_range_holds(&o->ranges[i], t->addr, t->buf_bytes))) {
             key = o->ranges[i].dev;
             at = off + (t->addr - key);
+            *arg = (int)i;
         }
+    *arg_off = at;
     if (!known)
         return orch_fail(o, SP_EBOUNDS, "%s: tensor 0x%llx is in no device buffer of this run",
                          what, (unsigned long long)t->addr);
@@ -571,9 +641,15 @@ static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *
     if (!out)
         return orch_fail(o, SP_EINVAL, "tensor_read: NULL destination");
     void *src;
-    if ((rc = control_element(o, t, index, false, &src)) != SP_OK)
+    int arg;
+    uint64_t at;
+    if ((rc = control_element(o, t, index, false, &src, &arg, &at)) != SP_OK)
         return rc;
     memcpy(out, src, sp_tensor_elem_size(t));
+    /* A recording keeps what it read of the run's staged data (a replay
+     * needs the same values); a value a task made ends the recording. */
+    if (o->rec)
+        tmr_record_read(o->rec, arg, at, (uint32_t)sp_tensor_elem_size(t), src);
     return SP_OK;
 }
 
@@ -588,8 +664,12 @@ static int op_tensor_write(sp_orch *so, const sp_tensor *t, int64_t index, const
     if (!v)
         return orch_fail(o, SP_EINVAL, "tensor_write: NULL value");
     void *dst;
-    if ((rc = control_element(o, t, index, true, &dst)) != SP_OK)
+    int arg;
+    uint64_t at;
+    if ((rc = control_element(o, t, index, true, &dst, &arg, &at)) != SP_OK)
         return rc;
+    if (o->rec)
+        tmr_record_abandon(o->rec, TMR_REC_WRITE); /* writes are not replayed */
     memcpy(dst, v, sp_tensor_elem_size(t));
     return SP_OK;
 }
@@ -645,6 +725,10 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->thread = pthread_self(); /* boot runs on the thread that runs the entry */
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
+    if (c->rec && !c->replay) {
+        tmr_record_begin(&o->recorder, c->rec, c->args.tensor_count);
+        o->rec = &o->recorder;
+    }
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
         o->ranges[i] =
             (rt_range){.dev = c->args.tensors[i].addr, .bytes = c->args.tensors[i].buf_bytes};
@@ -690,7 +774,13 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
          * watchdog) and ended the run: then the run, and maybe the memory
          * under `c`, belong to someone else now. */
         orch_claim claim = {.chip = chip, .index = self_index};
-        int sig = rt_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
+        int sig = 0;
+        /* A replay calls no user code: the driver runs unguarded (its
+         * waits have the backstop), the orchestration not at all. */
+        if (c->replay)
+            tmr_replay_run(o, c->rec);
+        else
+            sig = rt_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
                                        &claim);
         if (sig == SP_FAULT_ABANDONED)
             return SP_OK;
