@@ -218,8 +218,8 @@ Test(replay_tmr, a_changed_key_records_afresh)
         memcpy(before, b->y, sizeof before);
         cr_assert_eq(sp_worker_run(w, 0, &b->args, &autoc, &st), SP_OK, "%s",
                      sp_worker_last_error(w));
-        cr_assert_eq(st.replay, want[r], "run %d (n %llu): replay %u", r,
-                     (unsigned long long)ns[r], st.replay);
+        cr_assert_eq(st.replay, want[r], "run %d (n %llu): replay %u", r, (unsigned long long)ns[r],
+                     st.replay);
         assert_pipe(b, before, ns[r], 9, "key", r);
     }
     /* Another window is another key too (it shapes the ring's waits). */
@@ -305,8 +305,7 @@ Test(replay_tmr, replay_only_with_nothing_recorded_is_refused_by_name)
     memcpy(before, b->y, sizeof before);
     int rc = sp_worker_run(w, 0, &b->args, &only, &st);
     cr_assert_eq(rc, SP_EREPLAY_MISS, "got %s", sp_status_name(rc));
-    cr_assert(strstr(sp_worker_last_error(w), "callable 0") != NULL, "%s",
-              sp_worker_last_error(w));
+    cr_assert(strstr(sp_worker_last_error(w), "callable 0") != NULL, "%s", sp_worker_last_error(w));
     cr_assert(strstr(sp_worker_last_error(w), "no graph recorded") != NULL, "%s",
               sp_worker_last_error(w));
     cr_assert_eq(memcmp(b->y, before, sizeof before), 0, "nothing ran");
@@ -428,4 +427,41 @@ Test(replay_tmr, a_traced_replay_has_the_records_and_edges_of_a_fresh_run)
     cr_assert_eq(memcmp(s0, s1, sizeof s0), 0, "per-task records differ");
     for (int i = 0; i < TASKS; i++)
         cr_assert_eq(s1[i], 1, "task %d has %u records", i, s1[i]);
+}
+
+Test(replay_tmr, a_stream_that_does_not_fit_is_not_kept_and_the_run_goes_on)
+{
+    sp_call_config small = cfg_of(SP_CALL_REPLAY_AUTO);
+    small.graph_bytes = 4096; /* ~10 of the 212 tasks */
+    buffers *b = malloc(sizeof *b);
+    sp_run_stats st;
+    for (int r = 0; r < 2; r++) {
+        uint64_t before[LEN];
+        fill(b, 120 + (uint64_t)r, MODE_PIPE, 100, 3);
+        memcpy(before, b->y, sizeof before);
+        cr_assert_eq(sp_worker_run(w, 0, &b->args, &small, &st), SP_OK, "%s",
+                     sp_worker_last_error(w));
+        cr_assert_eq(st.replay, SP_RUN_FRESH, "run %d: replay %u", r, st.replay);
+        assert_pipe(b, before, 100, 3, "too big", r);
+    }
+    sp_graph_cache_info info;
+    cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
+    cr_assert_eq(info.count, 0);
+    free(b);
+}
+
+Test(replay_tmr, a_failed_orchestration_is_never_kept)
+{
+    sp_call_config autoc = cfg_of(SP_CALL_REPLAY_AUTO);
+    buffers *b = malloc(sizeof *b);
+    sp_run_stats st;
+    fill(b, 130, 9 /* no such mode: the orchestration reports a fatal error */, 10, 0);
+    for (int r = 0; r < 2; r++)
+        cr_assert_eq(sp_worker_run(w, 0, &b->args, &autoc, &st), SP_EINVAL, "%s",
+                     sp_worker_last_error(w));
+    sp_graph_cache_info info;
+    cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
+    cr_assert_eq(info.count, 0);
+    cr_assert_eq(info.recorded, 0);
+    free(b);
 }

@@ -67,8 +67,9 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
     for (int i = 0; i < e->scalar_count; i++) {
         uint32_t run = src[i] & 0xff;
         /* A run scalar is patched; shaping ones are equal by the key anyway. */
-        t->args[e->tensor_count + i] =
-            (src[i] & 0xff00) == 0x100 && run < c->args.scalar_count ? c->args.scalars[run] : vals[i];
+        t->args[e->tensor_count + i] = (src[i] & 0xff00) == 0x100 && run < c->args.scalar_count
+                                           ? c->args.scalars[run]
+                                           : vals[i];
     }
     const uint64_t *dp =
         (const uint64_t *)((const char *)src + ((2ull * e->scalar_count + 7) & ~7ull));

@@ -130,9 +130,8 @@ static bool take_record(tmr_replay_state *s, const sp_host_api *api, rt_graph *g
     tmr_rec_read *dr = h.read_count ? malloc(h.read_count * sizeof *dr) : NULL;
     bool ok = tg && img && (!h.read_count || (reads && dr)) &&
               sp_host_copy_from_device(api, img, s->dev, bytes) == SP_OK &&
-              (!h.read_count ||
-               sp_host_copy_from_device(api, dr, s->dev + sizeof h + s->cap,
-                                        h.read_count * sizeof *dr) == SP_OK);
+              (!h.read_count || sp_host_copy_from_device(api, dr, s->dev + sizeof h + s->cap,
+                                                         h.read_count * sizeof *dr) == SP_OK);
     if (!ok) {
         free(tg);
         free(img);
@@ -141,8 +140,10 @@ static bool take_record(tmr_replay_state *s, const sp_host_api *api, rt_graph *g
         return false;
     }
     for (uint32_t i = 0; i < h.read_count; i++)
-        reads[i] = (rt_graph_read){
-            .arg = dr[i].arg, .bytes = dr[i].bytes, .byte_off = dr[i].byte_off, .value = dr[i].value};
+        reads[i] = (rt_graph_read){.arg = dr[i].arg,
+                                   .bytes = dr[i].bytes,
+                                   .byte_off = dr[i].byte_off,
+                                   .value = dr[i].value};
     free(dr);
     img->stream_cap = h.stream_bytes; /* as a replay's buffer: no room past the stream */
     img->read_count = 0;

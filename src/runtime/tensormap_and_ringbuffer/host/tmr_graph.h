@@ -29,11 +29,11 @@ typedef struct tmr_graph {
 /* One run's replay state. */
 typedef struct tmr_replay_state {
     rt_graph_cache *cache;
-    rt_graph *g;      /* held: the graph replayed, or the entry being recorded */
+    rt_graph *g; /* held: the graph replayed, or the entry being recorded */
     bool recording;
-    uint32_t mode;    /* SP_RUN_FRESH / RECORDED / REPLAYED */
-    uint64_t cap;     /* recording: the stream's bound */
-    uint64_t dev;     /* the buffer on the device (the bank's image) */
+    uint32_t mode; /* SP_RUN_FRESH / RECORDED / REPLAYED */
+    uint64_t cap;  /* recording: the stream's bound */
+    uint64_t dev;  /* the buffer on the device (the bank's image) */
     uint64_t patch_bytes;
 } tmr_replay_state;
 

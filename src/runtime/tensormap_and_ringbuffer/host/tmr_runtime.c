@@ -133,10 +133,19 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     tmr_shm_layout l = layout_of(lc, window);
     sp_arena_request req = {.heap_bytes = heap, .shm_bytes = l.total, .image_bytes = image_bytes};
     rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
+    if (rc == SP_EDEVMEM && r->replay.recording) {
+        /* No device memory for the stream's buffer: the run goes on fresh. */
+        tmr_graph_release(&r->replay);
+        r->replay.recording = false;
+        req.image_bytes = 0;
+        rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
+    }
     if (rc) {
         snprintf(p->err, p->err_len,
-                 "arena commit (heap %llu, ring state %llu bytes for a %u-slot window): %s",
-                 (unsigned long long)heap, (unsigned long long)l.total, window, sp_status_name(rc));
+                 "arena commit (heap %llu, ring state %llu bytes for a %u-slot window, recorded "
+                 "stream %llu): %s",
+                 (unsigned long long)heap, (unsigned long long)l.total, window,
+                 (unsigned long long)req.image_bytes, sp_status_name(rc));
         goto fail;
     }
     size_t host_bytes = sizeof(tmr_ctl) + l.callable_bytes;
