@@ -14,6 +14,7 @@ enum {
     MODE_READ_PRODUCED = 2, /* reads a value a task wrote: never kept */
     MODE_INDEPENDENT = 3,   /* n tasks, y[i] = x[i] + s2 */
     MODE_CHAIN = 4,         /* n tasks, y[0] += x[i] */
+    MODE_WRITE = 5,         /* a control write (y[0] = s2), then y block 1 = x block 1 * 2 + 1 */
 };
 
 SP_ORCH_CONFIG(replay_tmr_config)
@@ -130,6 +131,14 @@ SP_ORCHESTRATION(replay_tmr)
             if (block(&x, i % x.shape[0], 1, &xb) != SP_OK || acc(o, &yb, &xb) < 0)
                 return;
         break;
+    case MODE_WRITE: {
+        uint64_t v = args->scalars[2];
+        if (sp_tensor_write(o, &y, 0, &v) != SP_OK || block(&x, 1, RT_L, &xb) != SP_OK ||
+            block(&y, 1, RT_L, &yb) != SP_OK)
+            return;
+        affine(o, args, &xb, &yb, SP_OUT_EXISTING, 2, 1, -1);
+        break;
+    }
     default:
         sp_orch_fatal(o, SP_EINVAL, "unknown mode");
     }

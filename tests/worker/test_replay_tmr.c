@@ -22,7 +22,7 @@
 
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
 
-enum { MODE_PIPE = 0, MODE_CONTROL = 1, MODE_READ_PRODUCED = 2 };
+enum { MODE_PIPE = 0, MODE_CONTROL = 1, MODE_READ_PRODUCED = 2, MODE_WRITE = 5 };
 
 #define L 4
 #define BLOCKS 16
@@ -31,10 +31,10 @@ enum { MODE_PIPE = 0, MODE_CONTROL = 1, MODE_READ_PRODUCED = 2 };
 
 static sp_worker *w;
 
-static void setup(void)
+static void setup_with(const sp_worker_options *opt)
 {
     char err[1024] = "";
-    cr_assert_eq(sp_worker_open(TMR_MODULE, NULL, &w, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(sp_worker_open(TMR_MODULE, opt, &w, err, sizeof err), SP_OK, "%s", err);
     const char *k = SP_TEST_KERNEL_DIR "/replay_tmr_kernels.so";
     sp_callable_kernel_spec ks[2] = {
         {.func_id = 0, .core_type = SP_CORE_AIV, .path = k, .entry = "rt_affine"},
@@ -51,6 +51,11 @@ static void setup(void)
     cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
                  sp_worker_last_error(w));
     free(blob);
+}
+
+static void setup(void)
+{
+    setup_with(NULL);
 }
 
 static void teardown(void)
@@ -136,6 +141,7 @@ Test(replay_tmr, a_replay_equals_a_fresh_run_over_100_runs)
     sp_graph_cache_info info0, info;
     cr_assert_eq(sp_worker_graph_cache_info(w, &info0), SP_OK);
     sp_call_config fresh = cfg_of(0), autoc = cfg_of(SP_CALL_REPLAY_AUTO);
+    uint64_t uploads = 0;
     for (int r = 0; r < 100; r++) {
         /* New buffers every run (so new host addresses), new data. */
         buffers *a = malloc(sizeof *a), *f = malloc(sizeof *f);
@@ -152,9 +158,9 @@ Test(replay_tmr, a_replay_equals_a_fresh_run_over_100_runs)
         cr_assert_eq(st.replay, r == 0 ? SP_RUN_RECORDED : SP_RUN_REPLAYED, "run %d: replay %u", r,
                      st.replay);
         cr_assert_eq(st.tasks, 2 * n + n / 10 + 2);
-        if (r == 0) {
-            cr_assert_eq(st.patch_bytes, 0);
-        }
+        if (r == 0)
+            cr_assert_eq(st.patch_bytes, 0); /* a recording uploads nothing */
+        uploads += st.patch_bytes != 0;
         rc = sp_worker_run(w, 0, &f->args, &fresh, &st);
         cr_assert_eq(rc, SP_OK, "fresh run %d: %s", r, sp_worker_last_error(w));
         cr_assert_eq(st.replay, SP_RUN_FRESH);
@@ -163,6 +169,8 @@ Test(replay_tmr, a_replay_equals_a_fresh_run_over_100_runs)
         free(a);
         free(f);
     }
+    /* The bank that recorded holds the stream; another uploads it once. */
+    cr_assert_leq(uploads, 1, "%llu replays uploaded the stream", (unsigned long long)uploads);
     cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
     cr_assert_eq(info.recorded - info0.recorded, 1);
     cr_assert_eq(info.replayed - info0.replayed, 99);
@@ -292,6 +300,28 @@ Test(replay_tmr, a_read_of_a_produced_value_is_never_kept)
     sp_graph_cache_info info;
     cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
     cr_assert_eq(info.count, 0);
+    free(b);
+}
+
+/* Control writes are not replayed (a replay runs no orchestration to make
+ * them): an orchestration that writes is never kept. */
+Test(replay_tmr, an_orchestration_that_writes_a_control_value_is_never_kept)
+{
+    sp_call_config autoc = cfg_of(SP_CALL_REPLAY_AUTO);
+    buffers *b = malloc(sizeof *b);
+    sp_run_stats st;
+    for (int r = 0; r < 3; r++) {
+        uint64_t before[LEN];
+        fill(b, 140 + (uint64_t)r, MODE_WRITE, 0, 500 + (uint64_t)r);
+        memcpy(before, b->y, sizeof before);
+        cr_assert_eq(sp_worker_run(w, 0, &b->args, &autoc, &st), SP_OK, "%s",
+                     sp_worker_last_error(w));
+        cr_assert_eq(st.replay, SP_RUN_FRESH, "run %d: replay %u", r, st.replay);
+        for (int i = 0; i < LEN; i++) {
+            uint64_t want = i == 0 ? 500 + (uint64_t)r : i / L == 1 ? b->x[i] * 2 + 1 : before[i];
+            cr_assert_eq(b->y[i], want, "run %d: y[%d]", r, i);
+        }
+    }
     free(b);
 }
 
@@ -427,6 +457,20 @@ Test(replay_tmr, a_traced_replay_has_the_records_and_edges_of_a_fresh_run)
     cr_assert_eq(memcmp(s0, s1, sizeof s0), 0, "per-task records differ");
     for (int i = 0; i < TASKS; i++)
         cr_assert_eq(s1[i], 1, "task %d has %u records", i, s1[i]);
+    /* Level 3: the replay driver's submits are drawn as a submit's. */
+    autoc.trace_level = 3;
+    fill(b, 82, MODE_PIPE, N, 3);
+    cr_assert_eq(sp_worker_run(w, 0, &b->args, &autoc, &st), SP_OK);
+    cr_assert_eq(st.replay, SP_RUN_REPLAYED);
+    const sp_run_trace *t = sp_worker_last_trace(w);
+    cr_assert_not_null(t);
+    memset(s1, 0, sizeof s1);
+    for (uint64_t i = 0; i < t->record_count; i++)
+        if (t->records[i].kind == SP_TRACE_SUBMIT && t->records[i].task < TASKS)
+            s1[t->records[i].task]++;
+    for (int i = 0; i < TASKS; i++)
+        cr_assert_eq(s1[i], 1, "task %d has %u submit records", i, s1[i]);
+    free(b);
 }
 
 Test(replay_tmr, a_stream_that_does_not_fit_is_not_kept_and_the_run_goes_on)
@@ -463,5 +507,35 @@ Test(replay_tmr, a_failed_orchestration_is_never_kept)
     cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
     cr_assert_eq(info.count, 0);
     cr_assert_eq(info.recorded, 0);
+    free(b);
+}
+
+Test(replay_tmr, the_cache_bound_evicts_and_a_rerun_records_again)
+{
+    /* This test's own worker: a cache of one graph. */
+    sp_worker_close(w);
+    sp_worker_options opt = {.settings = {.graph_cache_count = 1}};
+    setup_with(&opt);
+    sp_call_config autoc = cfg_of(SP_CALL_REPLAY_AUTO);
+    buffers *b = malloc(sizeof *b);
+    sp_run_stats st;
+    static const uint64_t ns[] = {40, 40, 20, 40};
+    static const uint32_t want[] = {SP_RUN_RECORDED, SP_RUN_REPLAYED, SP_RUN_RECORDED,
+                                    SP_RUN_RECORDED};
+    for (int r = 0; r < 4; r++) {
+        uint64_t before[LEN];
+        fill(b, 150 + (uint64_t)r, MODE_PIPE, ns[r], 6);
+        memcpy(before, b->y, sizeof before);
+        cr_assert_eq(sp_worker_run(w, 0, &b->args, &autoc, &st), SP_OK, "%s",
+                     sp_worker_last_error(w));
+        cr_assert_eq(st.replay, want[r], "run %d (n %llu): replay %u", r, (unsigned long long)ns[r],
+                     st.replay);
+        assert_pipe(b, before, ns[r], 6, "bound", r);
+    }
+    sp_graph_cache_info info;
+    cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
+    cr_assert_eq(info.count, 1);
+    cr_assert_eq(info.max_count, 1);
+    cr_assert_eq(info.evicted, 2);
     free(b);
 }
