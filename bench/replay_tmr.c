@@ -72,7 +72,7 @@ static int bench(sp_worker *w, int mode, uint64_t n, int rounds, uint32_t window
     a->scalars[1] = n;
     a->scalar_count = 3;
     sp_run_stats st;
-    uint64_t tasks = 0, stream = 0;
+    uint64_t tasks = 0, stream = 0, rec_orch = 0, rec_wall = 0;
     /* policy 0: fresh (off); 1: replay (auto, recorded by a first run). */
     for (int p = 0; p < 2; p++) {
         sp_call_config cfg = {.task_window = window, .flags = p ? SP_CALL_REPLAY_AUTO : 0};
@@ -88,6 +88,10 @@ static int bench(sp_worker *w, int mode, uint64_t n, int rounds, uint32_t window
             if (r < 0) {
                 if (p && st.replay != SP_RUN_RECORDED)
                     fprintf(stderr, "%s: the first replay run did not record\n", name);
+                if (p) {
+                    rec_orch = st.orch_ns;
+                    rec_wall = t1 - t0;
+                }
                 continue; /* warm-up / the recording */
             }
             if (p && st.replay != SP_RUN_REPLAYED) {
@@ -108,6 +112,8 @@ static int bench(sp_worker *w, int mode, uint64_t n, int rounds, uint32_t window
         line("device", f[p]->device, rounds, tasks);
         line("run wall", f[p]->wall, rounds, tasks);
     }
+    printf("  the recording run: orch_ns %.3f ms, run wall %.3f ms\n", rec_orch / 1e6,
+           rec_wall / 1e6);
     printf("  ratio replayed / fresh (medians): orch %.3f, run wall %.3f; stream bytes uploaded "
            "over the replays: %llu\n",
            (double)f[1]->orch[rounds / 2] / (double)f[0]->orch[rounds / 2],

@@ -353,6 +353,7 @@ Test(replay_tmr, replay_only_with_nothing_recorded_is_refused_by_name)
      * part of its key.) */
     cr_assert_eq(sp_worker_forget(w, 0, NULL), SP_OK);
     cr_assert_eq(sp_worker_run(w, 0, &b->args, &only, &st), SP_EREPLAY_MISS);
+    free(b);
 }
 
 Test(replay_tmr, a_kernel_crash_during_a_replay_is_named_and_the_next_replay_is_right)
@@ -380,6 +381,7 @@ Test(replay_tmr, a_kernel_crash_during_a_replay_is_named_and_the_next_replay_is_
     cr_assert_eq(sp_worker_graph_cache_info(w, &i1), SP_OK);
     cr_assert_eq(i1.recorded, i0.recorded);
     cr_assert_eq(i1.replayed, i0.replayed + 1);
+    free(b);
 }
 
 /* The checking mode (red zones around staged and heap buffers, verified at

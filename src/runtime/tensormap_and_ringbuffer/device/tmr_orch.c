@@ -777,11 +777,14 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
         int sig = 0;
         /* A replay calls no user code: the driver runs unguarded (its
          * waits have the backstop), the orchestration not at all. */
-        if (c->replay)
+        if (c->replay) {
             tmr_replay_run(o, c->rec);
-        else
+            if (!still_mine(&claim))
+                sig = SP_FAULT_ABANDONED; /* given up, as an orchestration may be */
+        } else {
             sig = rt_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
                                        &claim);
+        }
         if (sig == SP_FAULT_ABANDONED)
             return SP_OK;
         if (sig == SP_FAULT_INTERRUPT)

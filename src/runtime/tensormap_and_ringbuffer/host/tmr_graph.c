@@ -104,14 +104,16 @@ static void graph_free(void *record)
     free(tg);
 }
 
-/* FNV-1a over the stream, once per recording: a bank's copy is known by it. */
+/* An FNV-1a-style hash over the stream's 64-bit words (entries are 8-byte
+ * multiples), once per recording: a bank's copy is known by it. */
 static uint64_t stream_uid(const void *p, uint64_t n)
 {
-    const uint8_t *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (uint64_t i = 0; i < n; i++) {
-        h ^= b[i];
+    const uint64_t *w = p;
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (uint64_t i = 0; i < n / 8; i++) {
+        h ^= w[i];
         h *= 0x100000001b3ull;
+        h ^= h >> 29;
     }
     return h | 1; /* 0 means "none" */
 }
