@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "simpler/status.h"
 
 static const char *const abandon_why[] = {
@@ -122,8 +123,20 @@ static uint64_t stream_uid(const void *p, uint64_t n)
 static bool take_record(tmr_replay_state *s, const sp_host_api *api, rt_graph *g)
 {
     tmr_rec_header h;
-    if (sp_host_copy_from_device(api, &h, s->dev, sizeof h) != SP_OK || h.magic != TMR_REC_MAGIC ||
-        h.abandoned != TMR_REC_OK || h.stream_bytes > s->cap || h.read_count > TMR_REC_MAX_READS)
+    if (sp_host_copy_from_device(api, &h, s->dev, sizeof h) != SP_OK || h.magic != TMR_REC_MAGIC)
+        return false;
+    if (h.abandoned != TMR_REC_OK) {
+        /* Not an error (the run went on fresh), but a reason to know. */
+        if (h.abandoned == TMR_REC_FULL)
+            SP_WARN("graph replay: the run's submit stream did not fit its %llu-byte buffer "
+                    "(sp_call_config.graph_bytes) after %u tasks; not kept",
+                    (unsigned long long)s->cap, h.task_count);
+        else
+            SP_DEBUG("graph replay: the recording was not kept: %s",
+                     tmr_graph_abandon_reason(h.abandoned));
+        return false;
+    }
+    if (h.stream_bytes > s->cap || h.read_count > TMR_REC_MAX_READS)
         return false;
     tmr_graph *tg = calloc(1, sizeof *tg);
     uint64_t bytes = sizeof h + h.stream_bytes;
