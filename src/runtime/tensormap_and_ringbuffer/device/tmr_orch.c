@@ -6,7 +6,11 @@
  * unfinished producer's fan-out, and becomes ready at once if nothing is
  * pending. Slots and heap are reclaimed strictly in order behind the
  * retirement watermark. Everything here is device memory; only this thread
- * writes the orchestrator state, so it takes no locks. */
+ * writes the orchestrator state, so it takes no locks. The publish half of
+ * a submit (pins, room, holds, links, readiness: tmr_orch.h) is shared with
+ * the replay driver (tmr_replay.c) and graph tasks; a recorded run's
+ * recorder (tmr_record.c) hooks into it, the scopes, allocations and
+ * control reads. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
