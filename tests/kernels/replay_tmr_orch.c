@@ -26,6 +26,14 @@ SP_ORCH_CONFIG(replay_tmr_config)
     cfg->shaping_scalars[1] = 0;
 }
 
+/* The same orchestration, declared never to be kept. */
+SP_ORCH_CONFIG(replay_tmr_never_config)
+{
+    cfg->tensor_count = 3;
+    cfg->scalar_count = 3;
+    cfg->replay = SP_ORCH_REPLAY_NEVER;
+}
+
 static int block(const sp_tensor *t, int64_t b, int64_t len, sp_tensor *out)
 {
     return sp_tensor_slice(t, 0, b * len, len, out);

@@ -31,10 +31,10 @@ enum { MODE_PIPE = 0, MODE_CONTROL = 1, MODE_READ_PRODUCED = 2, MODE_WRITE = 5 }
 
 static sp_worker *w;
 
-static void setup_with(const sp_worker_options *opt)
+/* Callable `id`: the replay orchestration with config function `config`. */
+static void register_orch(uint32_t id, const char *config)
 {
     char err[1024] = "";
-    cr_assert_eq(sp_worker_open(TMR_MODULE, opt, &w, err, sizeof err), SP_OK, "%s", err);
     const char *k = SP_TEST_KERNEL_DIR "/replay_tmr_kernels.so";
     sp_callable_kernel_spec ks[2] = {
         {.func_id = 0, .core_type = SP_CORE_AIV, .path = k, .entry = "rt_affine"},
@@ -42,15 +42,22 @@ static void setup_with(const sp_worker_options *opt)
     };
     sp_callable_spec spec = {.orch_path = SP_TEST_KERNEL_DIR "/replay_tmr_orch.so",
                              .orch_entry = "replay_tmr",
-                             .orch_config = "replay_tmr_config",
+                             .orch_config = config,
                              .kernels = ks,
                              .kernel_count = 2};
     void *blob;
     size_t size;
     cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
+    cr_assert_eq(sp_worker_register_callable(w, id, blob, size), SP_OK, "%s",
                  sp_worker_last_error(w));
     free(blob);
+}
+
+static void setup_with(const sp_worker_options *opt)
+{
+    char err[1024] = "";
+    cr_assert_eq(sp_worker_open(TMR_MODULE, opt, &w, err, sizeof err), SP_OK, "%s", err);
+    register_orch(0, "replay_tmr_config");
 }
 
 static void setup(void)
@@ -539,5 +546,26 @@ Test(replay_tmr, the_cache_bound_evicts_and_a_rerun_records_again)
     cr_assert_eq(info.count, 1);
     cr_assert_eq(info.max_count, 1);
     cr_assert_eq(info.evicted, 2);
+    free(b);
+}
+
+Test(replay_tmr, an_orchestration_declared_never_kept_runs_fresh_and_refuses_replay_only)
+{
+    register_orch(1, "replay_tmr_never_config");
+    buffers *b = malloc(sizeof *b);
+    sp_run_stats st;
+    sp_call_config autoc = cfg_of(SP_CALL_REPLAY_AUTO), only = cfg_of(SP_CALL_REPLAY_ONLY);
+    for (int r = 0; r < 2; r++) {
+        uint64_t before[LEN];
+        fill(b, 160 + (uint64_t)r, MODE_PIPE, 30, 2);
+        memcpy(before, b->y, sizeof before);
+        cr_assert_eq(sp_worker_run(w, 1, &b->args, &autoc, &st), SP_OK, "%s",
+                     sp_worker_last_error(w));
+        cr_assert_eq(st.replay, SP_RUN_FRESH);
+        assert_pipe(b, before, 30, 2, "never", r);
+    }
+    cr_assert_eq(sp_worker_run(w, 1, &b->args, &only, &st), SP_EREPLAY_MISS);
+    cr_assert(strstr(sp_worker_last_error(w), "SP_ORCH_REPLAY_NEVER") != NULL, "%s",
+              sp_worker_last_error(w));
     free(b);
 }
