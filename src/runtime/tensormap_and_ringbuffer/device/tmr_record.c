@@ -52,25 +52,23 @@ static bool dir_writes(uint8_t kind_dir)
     return kind_dir == SP_INOUT || kind_dir == SP_OUT_EXISTING || kind_dir == SP_OUT;
 }
 
-/* The symbolic form of argument i of task `t`. */
+/* The symbolic form of argument i of task `t`: its kind, index and the
+ * address relative to what the kind names. False: none. */
 static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr_rec_arg *a)
 {
     const sp_tensor *d = &t->tensors[i];
     tmr_ctl *c = o->ctl;
-    a->view = *d;
-    a->dir = t->dirs[i];
-    a->pad2 = 0;
     a->index = 0;
-    a->task = SP_NO_TASK;
+    a->addr = d->addr;
     if (d->flags & SP_TENSOR_RUNTIME_OWNED) {
         if (d->owner_task == t->id) {
             a->kind = TMR_ARG_OWN_OUT;
-            a->view.addr = 0;
+            a->addr = 0;
             return true;
         }
         if (d->owner_task == SP_NO_TASK) {
             a->kind = TMR_ARG_STATIC;
-            a->view.addr = d->addr - c->heap_base;
+            a->addr = d->addr - c->heap_base;
             return d->addr >= c->heap_base && d->addr < c->heap_base + c->heap_bytes;
         }
         /* An output of an earlier task, pinned so still in its slot. */
@@ -83,8 +81,7 @@ static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr
                 d->addr >= x->addr && d->addr < x->addr + x->buf_bytes) {
                 a->kind = TMR_ARG_PRODUCED;
                 a->index = (uint16_t)k;
-                a->task = p->id;
-                a->view.addr = d->addr - x->addr;
+                a->addr = d->addr - x->addr;
                 return true;
             }
         }
@@ -94,7 +91,7 @@ static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr
         if (rt_range_holds(&o->ranges[j], d->addr, d->buf_bytes)) {
             a->kind = TMR_ARG_RUN;
             a->index = (uint16_t)j;
-            a->view.addr = d->addr - o->ranges[j].dev;
+            a->addr = d->addr - o->ranges[j].dev;
             return true;
         }
     if (rt_range_holds(&o->check.heap, d->addr, d->buf_bytes))
@@ -106,7 +103,10 @@ static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr
 void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_dep_list *deps,
                      const uint16_t *scalar_src)
 {
-    uint64_t bytes = tmr_rec_task_bytes(t->tensor_count, t->scalar_count, deps->count);
+    uint64_t arg_bytes = 0;
+    for (int i = 0; i < t->tensor_count; i++)
+        arg_bytes += tmr_rec_arg_bytes(t->tensors[i].ndim);
+    uint64_t bytes = tmr_rec_task_bytes(arg_bytes, t->scalar_count, deps->count);
     char *p = take(r, bytes);
     if (!p)
         return;
@@ -123,19 +123,35 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
         .heap_need = t->heap_need,
     };
     memcpy(e->kernel, t->kernel, sizeof e->kernel);
-    tmr_rec_arg *args = (tmr_rec_arg *)(e + 1);
+    char *at = (char *)(e + 1);
     for (int i = 0; i < t->tensor_count; i++) {
-        if (!classify(r, o, t, i, &args[i])) {
+        const sp_tensor *d = &t->tensors[i];
+        tmr_rec_arg *a = (tmr_rec_arg *)at;
+        *a = (tmr_rec_arg){
+            .dir = t->dirs[i],
+            .ndim = d->ndim,
+            .dtype = d->dtype,
+            .flags = d->flags,
+            .owner_task = d->owner_task,
+            .buf_bytes = d->buf_bytes,
+            .offset = d->offset,
+            .version = d->version,
+            .reserved = d->reserved,
+        };
+        if (!classify(r, o, t, i, a)) {
             tmr_record_abandon(r, TMR_REC_UNRESOLVED);
             return;
         }
+        int64_t *dims = (int64_t *)(a + 1);
+        memcpy(dims, d->shape, 8u * d->ndim);
+        memcpy(dims + d->ndim, d->strides, 8u * d->ndim);
+        at += tmr_rec_arg_bytes(d->ndim);
         /* A task that writes a staged argument: later control reads of
          * it see this run's data, which no replay check could vouch for. */
-        if (args[i].kind == TMR_ARG_RUN && args[i].index < SP_MAX_RUN_TENSORS &&
-            dir_writes(t->dirs[i]))
-            r->h->written[args[i].index / 64] |= 1ull << (args[i].index % 64);
+        if (a->kind == TMR_ARG_RUN && a->index < SP_MAX_RUN_TENSORS && dir_writes(t->dirs[i]))
+            r->h->written[a->index / 64] |= 1ull << (a->index % 64);
     }
-    uint64_t *vals = (uint64_t *)(args + t->tensor_count);
+    uint64_t *vals = (uint64_t *)at;
     uint16_t *src = (uint16_t *)(vals + t->scalar_count);
     for (int i = 0; i < t->scalar_count; i++) {
         vals[i] = t->args[t->tensor_count + i];

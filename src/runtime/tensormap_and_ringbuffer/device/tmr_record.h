@@ -75,14 +75,29 @@ enum {
     TMR_ARG_ABS = 4,      /* view.addr as it is (run-independent) */
 };
 
+/* One tensor argument: this, then shape[ndim] and strides[ndim] (int64):
+ * the view as the kernel sees it, its address per kind. 56 + 16 * ndim
+ * bytes (a 1-D tensor 72, not sp_tensor's 128). */
 typedef struct tmr_rec_arg {
     uint8_t kind;
     uint8_t dir;
-    uint16_t index;
-    uint32_t pad2;
-    int64_t task;
-    sp_tensor view; /* as the kernel sees it; addr per kind */
+    uint16_t index; /* RUN: the run argument; PRODUCED: the producer's argument */
+    uint8_t ndim;
+    uint8_t dtype;
+    uint16_t flags;
+    int64_t owner_task; /* the view's (PRODUCED: the producer) */
+    uint64_t addr;      /* RUN, PRODUCED, STATIC: an offset (see the kinds); ABS: as is */
+    uint64_t buf_bytes;
+    int64_t offset;
+    uint32_t version;
+    uint32_t pad;
+    uint64_t reserved;
 } tmr_rec_arg;
+
+static inline uint64_t tmr_rec_arg_bytes(uint32_t ndim)
+{
+    return sizeof(tmr_rec_arg) + 16ull * ndim;
+}
 
 /* A task entry: this, then tensor_count tmr_rec_arg, scalar_count u64
  * values, scalar_count u16 sources (padded to 8 bytes), dep_count u64
@@ -102,10 +117,11 @@ typedef struct tmr_rec_task {
     uint64_t heap_need;
 } tmr_rec_task;
 
-static inline uint64_t tmr_rec_task_bytes(uint32_t tensors, uint32_t scalars, uint32_t deps)
+/* Bytes of a task entry whose tensors take `arg_bytes` together. */
+static inline uint64_t tmr_rec_task_bytes(uint64_t arg_bytes, uint32_t scalars, uint32_t deps)
 {
-    return sizeof(tmr_rec_task) + (uint64_t)tensors * sizeof(tmr_rec_arg) + 8ull * scalars +
-           ((2ull * scalars + 7) & ~7ull) + 8ull * deps;
+    return sizeof(tmr_rec_task) + arg_bytes + 8ull * scalars + ((2ull * scalars + 7) & ~7ull) +
+           8ull * deps;
 }
 
 static inline tmr_rec_read *tmr_rec_reads(tmr_rec_header *h)

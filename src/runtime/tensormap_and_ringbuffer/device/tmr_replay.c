@@ -17,14 +17,17 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
     tmr_ctl *c = o->ctl;
     uint64_t t0 = traced ? sp__ticks() : 0;
     int64_t id = atomic_load_explicit(&c->submitted, memory_order_relaxed);
-    const tmr_rec_arg *a = (const tmr_rec_arg *)(e + 1);
+    const char *args = (const char *)(e + 1), *at = args;
     tmr_pins pins = {.n = 0};
     int rc;
-    for (int i = 0; i < e->tensor_count; i++)
-        if (a[i].kind == TMR_ARG_PRODUCED && (rc = tmr_pin(o, &pins, id, i, a[i].task)) != SP_OK)
+    for (int i = 0; i < e->tensor_count; i++) {
+        const tmr_rec_arg *a = (const tmr_rec_arg *)at;
+        if (a->kind == TMR_ARG_PRODUCED && (rc = tmr_pin(o, &pins, id, i, a->owner_task)) != SP_OK)
             return rc;
-    uint64_t at;
-    if ((rc = tmr_reserve(o, &pins, e->heap_need, 0, &at)) != SP_OK)
+        at += tmr_rec_arg_bytes(a->ndim);
+    }
+    uint64_t heap_at;
+    if ((rc = tmr_reserve(o, &pins, e->heap_need, 0, &heap_at)) != SP_OK)
         return rc;
     tmr_task *t = tmr_slot(c, id);
     t->id = id;
@@ -36,14 +39,28 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
     t->check_mask = e->check_mask;
     t->heap_end = o->heap.head;
     t->heap_need = e->heap_need;
-    uint64_t off = at + rz;
+    uint64_t off = heap_at + rz;
+    at = args;
     for (int i = 0; i < e->tensor_count; i++) {
+        const tmr_rec_arg *a = (const tmr_rec_arg *)at;
+        const int64_t *dims = (const int64_t *)(a + 1);
         sp_tensor *d = &t->tensors[i];
-        *d = a[i].view;
-        t->dirs[i] = a[i].dir;
-        switch (a[i].kind) {
+        memset(d, 0, sizeof *d);
+        d->addr = a->addr;
+        d->buf_bytes = a->buf_bytes;
+        d->offset = a->offset;
+        d->owner_task = a->owner_task;
+        memcpy(d->shape, dims, 8u * a->ndim);
+        memcpy(d->strides, dims + a->ndim, 8u * a->ndim);
+        d->version = a->version;
+        d->dtype = a->dtype;
+        d->ndim = a->ndim;
+        d->flags = a->flags;
+        d->reserved = a->reserved;
+        t->dirs[i] = a->dir;
+        switch (a->kind) {
         case TMR_ARG_RUN:
-            d->addr += c->args.tensors[a[i].index].addr;
+            d->addr += c->args.tensors[a->index].addr;
             break;
         case TMR_ARG_OWN_OUT:
             d->addr = c->heap_base + off;
@@ -52,7 +69,7 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
                 rt_redzone_fill(d->addr, d->buf_bytes);
             break;
         case TMR_ARG_PRODUCED:
-            d->addr += tmr_slot(c, a[i].task)->tensors[a[i].index].addr;
+            d->addr += tmr_slot(c, a->owner_task)->tensors[a->index].addr;
             break;
         case TMR_ARG_STATIC:
             d->addr += c->heap_base;
@@ -61,8 +78,9 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
             break;
         }
         t->args[i] = (uint64_t)(uintptr_t)d;
+        at += tmr_rec_arg_bytes(a->ndim);
     }
-    const uint64_t *vals = (const uint64_t *)(a + e->tensor_count);
+    const uint64_t *vals = (const uint64_t *)at;
     const uint16_t *src = (const uint16_t *)(vals + e->scalar_count);
     for (int i = 0; i < e->scalar_count; i++) {
         uint32_t run = src[i] & 0xff;
