@@ -16,7 +16,7 @@
 #include "runtime/tensormap_and_ringbuffer/device/tmr_layout.h"
 
 /* A stream buffer when the config's graph_bytes leaves it 0. */
-#define TMR_DEFAULT_RECORD_BYTES (64ull << 20) /* ~180 000 two-tensor tasks */
+#define TMR_DEFAULT_RECORD_BYTES (64ull << 20) /* ~300 000 two-tensor 1-D tasks */
 
 /* A kept stream (rt_graph.record): its header and stream, as uploaded. */
 typedef struct tmr_graph {
