@@ -355,10 +355,14 @@ Test(replay_tmr, replay_only_with_nothing_recorded_is_refused_by_name)
     cr_assert_eq(sp_worker_run(w, 0, &b->args, &only, &st), SP_OK, "%s", sp_worker_last_error(w));
     cr_assert_eq(st.replay, SP_RUN_REPLAYED);
     assert_pipe(b, before, 30, 2, "only", 0);
-    /* Forgotten: replay-only misses again. (By callable: sp_worker_forget's
-     * key from args takes no config, and this run's window and heap are
-     * part of its key.) */
-    cr_assert_eq(sp_worker_forget(w, 0, NULL), SP_OK);
+    /* Forget by arguments needs the run's config: its window and heap are
+     * part of the key. Without it, nothing matches and the graph stays. */
+    cr_assert_eq(sp_worker_forget(w, 0, &b->args, NULL), SP_OK);
+    cr_assert_eq(sp_worker_run(w, 0, &b->args, &only, &st), SP_OK, "%s", sp_worker_last_error(w));
+    cr_assert_eq(sp_worker_forget(w, 0, &b->args, &only), SP_OK);
+    cr_assert_eq(sp_worker_run(w, 0, &b->args, &only, &st), SP_EREPLAY_MISS);
+    cr_assert_eq(sp_worker_run(w, 0, &b->args, &autoc, &st), SP_OK, "%s", sp_worker_last_error(w));
+    cr_assert_eq(sp_worker_forget(w, 0, NULL, NULL), SP_OK);
     cr_assert_eq(sp_worker_run(w, 0, &b->args, &only, &st), SP_EREPLAY_MISS);
     free(b);
 }
