@@ -59,12 +59,21 @@ typedef struct tmr_rec_read {
 } tmr_rec_read;
 
 /* Stream entries: 8-byte aligned, each starting with its kind and size. */
-enum { TMR_OP_TASK = 1, TMR_OP_SCOPE_BEGIN = 2, TMR_OP_SCOPE_END = 3, TMR_OP_ALLOC = 4 };
+/* TMR_OP_REGION: the graph tasks' record region carved from the heap's
+ * far end (as an sp_alloc_tensor is): a replay carves it too, so every
+ * later allocation lands where the recording had it. */
+enum {
+    TMR_OP_TASK = 1,
+    TMR_OP_SCOPE_BEGIN = 2,
+    TMR_OP_SCOPE_END = 3,
+    TMR_OP_ALLOC = 4,
+    TMR_OP_REGION = 5,
+};
 
 typedef struct tmr_rec_op {
     uint32_t kind;
     uint32_t bytes; /* the whole entry */
-    uint64_t a;     /* SCOPE_BEGIN: mode; ALLOC: carve bytes */
+    uint64_t a;     /* SCOPE_BEGIN: mode; ALLOC, REGION: carve bytes */
     uint64_t b;     /* ALLOC: the tensor's buffer bytes (red zones) */
 } tmr_rec_op;
 

@@ -152,6 +152,10 @@ void tmr_replay_run(tmr_orch *o, const tmr_rec_header *h)
             if (o->scope_depth)
                 tmr_scope_close(o);
             break;
+        case TMR_OP_REGION: /* its content is the recording's: only its room matters */
+            if (tmr_static_carve(o, op->a, &top) != SP_OK)
+                return;
+            break;
         case TMR_OP_ALLOC:
             if (tmr_static_carve(o, op->a, &top) != SP_OK)
                 return;
