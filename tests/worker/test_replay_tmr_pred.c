@@ -25,11 +25,11 @@
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
 
 /* As replay_tmr_pred_orch.c. */
-enum { MODE_STAGED = 0, MODE_ROUTED = 1, MODE_STATIC = 2 };
+enum { MODE_STAGED = 0, MODE_ROUTED = 1, MODE_STATIC = 2, MODE_GRAPH = 3 };
 enum { K_ROUTE = 0, K_MARK = 1, K_DOUBLE = 2, K_SUM = 3, K_DUMMY = 4 };
 
 #define N 40
-#define MAX_TASKS (5 * N + 1)
+#define MAX_TASKS (5 * N + 2)
 #define PAT_OUT(i) (-7000 - (int64_t)(i))
 #define PAT_OUT2(i) (-9000 - 3 * (int64_t)(i))
 #define PAT_OUT3(i) (-11000 - 5 * (int64_t)(i))
@@ -41,17 +41,19 @@ static void setup(void)
     char err[1024] = "";
     cr_assert_eq(sp_worker_open(TMR_MODULE, NULL, &w, err, sizeof err), SP_OK, "%s", err);
     const char *k = SP_TEST_KERNEL_DIR "/pred_kernels.so";
-    sp_callable_kernel_spec ks[4] = {
+    const char *k2 = SP_TEST_KERNEL_DIR "/replay_tmr_pred_kernels.so";
+    sp_callable_kernel_spec ks[5] = {
         {.func_id = 0, .core_type = SP_CORE_AIV, .path = k, .entry = "pred_route"},
         {.func_id = 1, .core_type = SP_CORE_AIV, .path = k, .entry = "pred_mark"},
         {.func_id = 2, .core_type = SP_CORE_AIC, .path = k, .entry = "pred_double"},
         {.func_id = 3, .core_type = SP_CORE_AIV, .path = k, .entry = "pred_sum"},
+        {.func_id = 4, .core_type = SP_CORE_AIV, .path = k2, .entry = "pred_scribble"},
     };
     sp_callable_spec spec = {.orch_path = SP_TEST_KERNEL_DIR "/replay_tmr_pred_orch.so",
                              .orch_entry = "replay_tmr_pred",
                              .orch_config = "replay_tmr_pred_config",
                              .kernels = ks,
-                             .kernel_count = 4};
+                             .kernel_count = 5};
     void *blob;
     size_t size;
     cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
@@ -148,9 +150,37 @@ typedef struct model {
     int64_t out[N], out2[N], out3[N];
 } model;
 
+/* MODE_GRAPH: step 0 on flags[0, 2), a router (task 4), steps 1.. on src;
+ * each step P, Q, R and a scribble task. */
+static void reference_graph(const buffers *in, model *m)
+{
+    uint32_t id = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (i == 1)
+            id++;
+        const int32_t *v = i == 0 ? in->flags : in->src;
+        int op = (int)(1 + i % 6);
+        bool p = holds(v[2 * i], op, (int64_t)(op % 7) - 3);
+        bool q = holds(v[2 * i + 1], SP_PRED_GE, 0);
+        m->skip[id++] = !p;
+        m->skip[id++] = !q;
+        id += 2; /* R, and the scribble task */
+        m->out[i] = p ? 1000 + i : PAT_OUT(i);
+        m->out2[i] = q ? 2 * m->out[i] + 1 : PAT_OUT2(i);
+        m->out3[i] = m->out[i] + m->out2[i];
+    }
+    m->tasks = id;
+    for (uint32_t t = 0; t < id; t++)
+        m->skipped += m->skip[t];
+}
+
 static void reference(const buffers *in, int mode, model *m)
 {
     memset(m, 0, sizeof *m);
+    if (mode == MODE_GRAPH) {
+        reference_graph(in, m);
+        return;
+    }
     /* The predicates' elements: the staged flags, or what the routers copy from src. */
     const int32_t *v = mode == MODE_STAGED ? in->flags : in->src;
     uint32_t id = mode == MODE_STATIC ? 1 : 0;
@@ -192,7 +222,7 @@ static sp_call_config cfg_of(uint64_t flags)
     return (sp_call_config){.task_window = 8, .heap_bytes = 4096, .flags = flags};
 }
 
-static const char *const mode_name[] = {"staged", "routed", "static"};
+static const char *const mode_name[] = {"staged", "routed", "static", "graph"};
 
 /* Record, then 50 replays, each against a fresh run on a copy in other buffers. */
 static void replay_50(int mode)
@@ -365,4 +395,37 @@ Test(replay_tmr_pred, predicated_replays_in_the_checking_mode_are_right)
         }
     free(m);
     free(b);
+}
+
+/* Graph tasks whose inner tasks are predicated, the first one before an
+ * sp_alloc_tensor the later ones' predicates read: recorded and replayed,
+ * in the checking mode too. The heap is just large enough for the graph
+ * tasks' record region (1/8 of it), and 8 KiB scribble outputs sweep the
+ * ring through the heap: a replay that put the allocation elsewhere than
+ * the recording addressed it would have the ring overwrite the flags. */
+Test(replay_tmr_pred, predicated_graph_tasks_replay_with_an_alloc_after_the_first)
+{
+    for (int check = 0; check <= 1; check++) {
+        sp_call_config autoc = cfg_of(SP_CALL_REPLAY_AUTO | (check ? SP_CALL_CHECK : 0));
+        autoc.heap_bytes = 128 << 10; /* a 16 KiB record region for the graph tasks */
+        autoc.trace_level = 1;
+        buffers *b = malloc(sizeof *b);
+        model *m = malloc(sizeof *m);
+        static sp_trace_edge e[EDGE_CAP];
+        sp_run_stats st;
+        for (int r = 0; r <= 10; r++) {
+            fill(b, MODE_GRAPH, 3000 + 100 * (uint64_t)check + (uint64_t)r);
+            reference(b, MODE_GRAPH, m);
+            int rc = sp_worker_run(w, 0, &b->args, &autoc, &st);
+            cr_assert_eq(rc, SP_OK, "check %d run %d: %s", check, r, sp_worker_last_error(w));
+            cr_assert_eq(st.replay, r == 0 ? SP_RUN_RECORDED : SP_RUN_REPLAYED,
+                         "check %d run %d: replay %u", check, r, st.replay);
+            cr_assert_eq(st.tasks, m->tasks);
+            cr_assert_eq(st.skipped, m->skipped, "check %d run %d", check, r);
+            assert_reference(b, m, "graph", r);
+            check_trace(m, e, "graph", r);
+        }
+        free(m);
+        free(b);
+    }
 }
