@@ -8,8 +8,10 @@
  * sequential reference, stats.skipped is right every run; a traced replay
  * has a SKIPPED record for exactly the skipped tasks (and no slice of
  * theirs) and the edges of a traced fresh run (so the recorded producers
- * include each predicate's edge). Orchestration:
- * tests/kernels/replay_tmr_pred_orch.c; kernels: pred_kernels.c. */
+ * include each predicate's edge); two replays in flight; predicated
+ * graph tasks with an allocation after the first. Orchestration:
+ * tests/kernels/replay_tmr_pred_orch.c; kernels: pred_kernels.c and
+ * replay_tmr_pred_kernels.c. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,4 +430,36 @@ Test(replay_tmr_pred, predicated_graph_tasks_replay_with_an_alloc_after_the_firs
         free(m);
         free(b);
     }
+}
+
+/* Two replays of one predicated graph in flight on the async lane, each
+ * with its own flags: each has its own skips and results. */
+Test(replay_tmr_pred, two_predicated_replays_in_flight_on_the_async_lane)
+{
+    sp_call_config autoc = cfg_of(SP_CALL_REPLAY_AUTO);
+    buffers *b = calloc(2, sizeof *b);
+    model *m = calloc(2, sizeof *m);
+    sp_run_stats st;
+    fill(&b[0], MODE_ROUTED, 4000);
+    cr_assert_eq(sp_worker_run(w, 0, &b[0].args, &autoc, &st), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_eq(st.replay, SP_RUN_RECORDED);
+    for (int r = 0; r < 20; r++) {
+        sp_run_handle h[2];
+        for (int k = 0; k < 2; k++) {
+            fill(&b[k], MODE_ROUTED, 4100 + 2 * (uint64_t)r + (uint64_t)k);
+            reference(&b[k], MODE_ROUTED, &m[k]);
+            cr_assert_eq(sp_worker_submit(w, 0, &b[k].args, &autoc, &h[k]), SP_OK, "%s",
+                         sp_worker_last_error(w));
+        }
+        for (int k = 0; k < 2; k++) {
+            cr_assert_eq(sp_worker_wait(w, &h[k], &st), SP_OK, "round %d run %d: %s", r, k,
+                         sp_worker_last_error(w));
+            cr_assert_eq(st.replay, SP_RUN_REPLAYED, "round %d run %d", r, k);
+            cr_assert_eq(st.skipped, m[k].skipped, "round %d run %d", r, k);
+            assert_reference(&b[k], &m[k], "async", r);
+        }
+    }
+    free(m);
+    free(b);
 }
