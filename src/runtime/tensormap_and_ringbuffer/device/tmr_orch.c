@@ -497,8 +497,6 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
                          deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
     }
-    if (o->rec && task->abi >= 2 && task->pred_op != SP_PRED_NONE)
-        tmr_record_abandon(o->rec, TMR_REC_PREDICATE);
     return tmr_publish(o, t, deps, &pins, task->abi >= 2 ? task->scalar_src : NULL);
 }
 
@@ -797,6 +795,8 @@ static void carve_graph_region(tmr_orch *o)
         return;
     o->static_top = top;
     o->heap.size = top;
+    if (o->rec) /* a replay carves it too: later allocations keep their offsets */
+        tmr_record_op(o->rec, TMR_OP_REGION, bytes, 0);
     rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks,
                      (void *)(uintptr_t)(o->ctl->heap_base + top), bytes);
 }

@@ -7,6 +7,7 @@
 #include "runtime/tensormap_and_ringbuffer/device/tmr_layout.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_record.h"
 #include "simpler/status.h"
+#include "simpler/tensor.h"
 
 void tmr_record_begin(tmr_recorder *r, tmr_rec_header *h, uint32_t run_tensors)
 {
@@ -100,13 +101,61 @@ static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr
     return true;
 }
 
+/* The symbolic form of task `t`'s predicate element (t->pred_addr, which
+ * validation placed in a staged argument or the heap): a runtime-owned
+ * creator's output (the creator is pinned, so still in its slot), an
+ * sp_alloc_tensor buffer (the heap's static end), or a staged argument.
+ * False: none (heap memory no task or allocation owns). */
+static bool classify_pred(tmr_recorder *r, tmr_orch *o, const tmr_task *t, tmr_rec_pred *p)
+{
+    tmr_ctl *c = o->ctl;
+    uint64_t x = t->pred_addr, es = sp_dtype_size(t->pred_dtype);
+    *p = (tmr_rec_pred){.op = t->pred_op,
+                        .dtype = t->pred_dtype,
+                        .owner = t->pred_owner,
+                        .addr = x,
+                        .value = t->pred_value};
+    if (t->pred_owner != SP_NO_TASK) {
+        const tmr_task *q = tmr_slot(c, t->pred_owner);
+        if (q->id != t->pred_owner)
+            return false;
+        for (int k = 0; k < q->tensor_count; k++) {
+            const sp_tensor *y = &q->tensors[k];
+            if (y->owner_task == q->id && (y->flags & SP_TENSOR_RUNTIME_OWNED) && x >= y->addr &&
+                x + es <= y->addr + y->buf_bytes) {
+                p->kind = TMR_ARG_PRODUCED;
+                p->index = (uint16_t)k;
+                p->addr = x - y->addr;
+                return true;
+            }
+        }
+        return false;
+    }
+    if (x >= c->heap_base && x + es <= c->heap_base + c->heap_bytes) {
+        /* No creator: an sp_alloc_tensor buffer, carved below the heap's end. */
+        p->kind = TMR_ARG_STATIC;
+        p->addr = x - c->heap_base;
+        return p->addr >= o->static_top;
+    }
+    for (uint32_t j = 0; j < r->run_tensors; j++)
+        if (rt_range_holds(&o->ranges[j], x, es)) {
+            p->kind = TMR_ARG_RUN;
+            p->index = (uint16_t)j;
+            p->addr = x - o->ranges[j].dev;
+            return true;
+        }
+    p->kind = TMR_ARG_ABS;
+    return true;
+}
+
 void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_dep_list *deps,
                      const uint16_t *scalar_src)
 {
     uint64_t arg_bytes = 0;
     for (int i = 0; i < t->tensor_count; i++)
         arg_bytes += tmr_rec_arg_bytes(t->tensors[i].ndim);
-    uint64_t bytes = tmr_rec_task_bytes(arg_bytes, t->scalar_count, deps->count);
+    bool pred = t->pred_op != SP_PRED_NONE;
+    uint64_t bytes = tmr_rec_task_bytes(arg_bytes, t->scalar_count, deps->count, pred);
     char *p = take(r, bytes);
     if (!p)
         return;
@@ -117,6 +166,7 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
         .shape = t->shape,
         .tensor_count = t->tensor_count,
         .scalar_count = t->scalar_count,
+        .pred = pred,
         .block_num = t->block_num,
         .dep_count = deps->count,
         .check_mask = t->check_mask,
@@ -160,6 +210,10 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
     uint64_t *dp = (uint64_t *)((char *)src + ((2ull * t->scalar_count + 7) & ~7ull));
     for (uint32_t i = 0; i < deps->count; i++)
         dp[i] = ((uint64_t)deps->producer[i] << 8) | deps->kind[i];
+    if (pred && !classify_pred(r, o, t, (tmr_rec_pred *)(dp + deps->count))) {
+        tmr_record_abandon(r, TMR_REC_UNRESOLVED);
+        return;
+    }
     r->h->task_count++;
 }
 
