@@ -149,8 +149,7 @@ static int copy_check(sp_worker *w, uint64_t dev, uint64_t bytes, const void *ho
     return rc;
 }
 
-SP_EXPORT int sp_worker_copy_to_device(sp_worker *w, uint64_t dev, const void *host,
-                                       uint64_t bytes)
+SP_EXPORT int sp_worker_copy_to_device(sp_worker *w, uint64_t dev, const void *host, uint64_t bytes)
 {
     if (!w)
         return SP_EINVAL;

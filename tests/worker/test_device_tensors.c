@@ -75,8 +75,8 @@ static void tensor(sp_args *a, int i, uint64_t addr, int dir, bool device)
     a->dirs[i] = (uint8_t)dir;
 }
 
-static void args3(sp_args *a, uint64_t x, bool xdev, uint64_t y, bool ydev, uint64_t *ctl,
-                  int mode, uint64_t n, uint64_t data)
+static void args3(sp_args *a, uint64_t x, bool xdev, uint64_t y, bool ydev, uint64_t *ctl, int mode,
+                  uint64_t n, uint64_t data)
 {
     memset(a, 0, sizeof *a);
     tensor(a, 0, x, SP_IN, xdev);
@@ -196,8 +196,8 @@ static void replay(const char *rt)
                      r, st.replay);
         cr_assert_eq(sp_worker_copy_from_device(w, y, dy, BYTES), SP_OK);
         memcpy(fresh, y_in, BYTES);
-        args3(&a, (uint64_t)(uintptr_t)x, false, (uint64_t)(uintptr_t)fresh, false, ctl,
-              MODE_PIPE, 50, data);
+        args3(&a, (uint64_t)(uintptr_t)x, false, (uint64_t)(uintptr_t)fresh, false, ctl, MODE_PIPE,
+              50, data);
         run_ok(&a, 0, NULL);
         pipe_reference(x, y_in, 50, data, ref);
         cr_assert_eq(memcmp(fresh, ref, BYTES), 0, "round %d: the fresh run is wrong", r);
