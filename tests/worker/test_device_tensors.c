@@ -19,7 +19,7 @@
 #include "simpler/tensor.h"
 #include "simpler/worker.h"
 
-enum { MODE_PIPE = 0, MODE_CHAIN = 4 };
+enum { MODE_PIPE = 0, MODE_CONTROL = 1, MODE_CHAIN = 4 };
 
 #define L 4
 #define BLOCKS 16
@@ -203,6 +203,18 @@ static void replay(const char *rt)
         cr_assert_eq(memcmp(fresh, ref, BYTES), 0, "round %d: the fresh run is wrong", r);
         cr_assert_eq(memcmp(y, ref, BYTES), 0, "round %d: the device replay differs", r);
     }
+    /* A new buffer for y: its address differs, the replay relocates. */
+    uint64_t dy2;
+    cr_assert_eq(sp_worker_device_alloc(w, BYTES, &dy2), SP_OK);
+    cr_assert_eq(sp_worker_copy_to_device(w, dy2, y_in, BYTES), SP_OK);
+    args3(&a, dx, true, dy2, true, ctl, MODE_PIPE, 50, 7);
+    sp_run_stats st;
+    run_ok(&a, SP_CALL_REPLAY_AUTO, &st);
+    cr_assert_eq(st.replay, SP_RUN_REPLAYED);
+    cr_assert_eq(sp_worker_copy_from_device(w, y, dy2, BYTES), SP_OK);
+    pipe_reference(x, y_in, 50, 7, ref);
+    cr_assert_eq(memcmp(y, ref, BYTES), 0, "the relocated replay differs");
+    cr_assert_eq(sp_worker_device_free(w, dy2), SP_OK);
     cr_assert_eq(sp_worker_device_free(w, dx), SP_OK);
     cr_assert_eq(sp_worker_device_free(w, dbig), SP_OK);
 }
@@ -215,6 +227,54 @@ Test(device_tensors, replay_hbg)
 Test(device_tensors, replay_tmr)
 {
     replay("tmr");
+}
+
+/* A control value the orchestration reads from a device tensor cannot be
+ * checked on the host before a replay: such a graph is not kept, and each
+ * run follows the value on the device (against a fresh staged run). */
+static void control_read(const char *rt)
+{
+    open_rt(rt);
+    uint64_t s = 5, x[LEN], y_in[LEN], y[LEN], fresh[LEN], ctl[4] = {0}, dctl, dy;
+    cr_assert_eq(sp_worker_device_alloc(w, sizeof ctl, &dctl), SP_OK);
+    cr_assert_eq(sp_worker_device_alloc(w, BYTES, &dy), SP_OK);
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < LEN; i++) {
+            x[i] = rnd(&s) % 1000;
+            y_in[i] = rnd(&s);
+        }
+        ctl[0] = (uint64_t)(r % 2 ? 3 : 9);
+        cr_assert_eq(sp_worker_copy_to_device(w, dctl, ctl, sizeof ctl), SP_OK);
+        cr_assert_eq(sp_worker_copy_to_device(w, dy, y_in, BYTES), SP_OK);
+        sp_args a;
+        args3(&a, (uint64_t)(uintptr_t)x, false, dy, true, NULL, MODE_CONTROL, 1, 0);
+        int64_t four = 4;
+        sp_tensor_init(&a.tensors[2], dctl, SP_DTYPE_U64, 1, &four);
+        a.tensors[2].flags |= SP_TENSOR_DEVICE;
+        sp_run_stats st;
+        run_ok(&a, SP_CALL_REPLAY_AUTO, &st);
+        cr_assert_eq(st.replay, SP_RUN_FRESH, "round %d: replay %u", r, st.replay);
+        cr_assert_eq(sp_worker_copy_from_device(w, y, dy, BYTES), SP_OK);
+        memcpy(fresh, y_in, BYTES);
+        args3(&a, (uint64_t)(uintptr_t)x, false, (uint64_t)(uintptr_t)fresh, false, ctl,
+              MODE_CONTROL, 1, 0);
+        run_ok(&a, 0, NULL);
+        cr_assert_eq(memcmp(y, fresh, BYTES), 0, "round %d: differs from a fresh run", r);
+        cr_assert_neq(memcmp(y, y_in, BYTES), 0, "round %d: nothing was written", r);
+    }
+    sp_graph_cache_info info;
+    cr_assert_eq(sp_worker_graph_cache_info(w, &info), SP_OK);
+    cr_assert_eq(info.count, 0, "a graph that read a device tensor was kept");
+}
+
+Test(device_tensors, control_read_hbg)
+{
+    control_read("hbg");
+}
+
+Test(device_tensors, control_read_tmr)
+{
+    control_read("tmr");
 }
 
 /* The checking mode on device tensors: no red zones are expected. */

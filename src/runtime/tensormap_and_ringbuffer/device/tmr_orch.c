@@ -708,7 +708,9 @@ static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *
     memcpy(out, src, sp_tensor_elem_size(t));
     /* A recording keeps what it read of the run's staged data (a replay
      * needs the same values); a value a task made ends the recording. */
-    if (o->rec)
+    if (o->rec && arg >= 0 && (o->ctl->args.tensors[arg].flags & SP_TENSOR_DEVICE))
+        tmr_record_abandon(o->rec, TMR_REC_READ_DEVICE); /* not checkable on the host */
+    else if (o->rec)
         tmr_record_read(o->rec, arg, at, (uint32_t)sp_tensor_elem_size(t), src);
     return SP_OK;
 }
