@@ -148,7 +148,12 @@ SP_EXPORT int sp_worker_graph_cache_info(sp_worker *w, sp_graph_cache_info *out)
  * at sp_worker_close. A buffer named by a run not yet waited for cannot be
  * freed or copied to or from (SP_EBUSY); a run argument outside every live
  * buffer is refused at submit (SP_EBADPTR, or SP_EBOUNDS past a buffer's
- * end), naming the argument. */
+ * end), naming the argument; so are two device arguments of one run whose
+ * ranges overlap without being the same (SP_EINVAL). Runs see a buffer in
+ * submit order (the lane launches one at a time), but a host
+ * orchestration (hbg) reads control values when the run is prepared,
+ * which may be while the previous run still executes: keep a control
+ * tensor an earlier run in flight writes staged, or wait first. */
 
 /* Allocate `bytes` (> 0) of device memory; 0 and its address in *dev, or
  * SP_EINVAL / SP_EDEVMEM / SP_ENOMEM (message in last error). */
