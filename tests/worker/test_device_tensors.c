@@ -5,7 +5,9 @@
  * the checking mode runs on them (no red zones expected); every refusal
  * (an address in no buffer, a view past its buffer, overlapping device
  * arguments, freeing or copying a buffer a run not yet waited for uses, a
- * double free, a freed buffer used) is named and followed by a good run.
+ * double free, a freed buffer used) is named and followed by a good run;
+ * the module ABI itself refuses a device argument outside the buffers its
+ * context allocated (a caller that bypasses the worker).
  *
  * The orchestration: tests/kernels/replay_tmr_orch.c (MODE_CHAIN: y[0] +=
  * x[i % len] for n tasks; MODE_PIPE: heap intermediates and a data scalar). */
@@ -18,6 +20,7 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 #include "simpler/worker.h"
+#include "worker/module_loader.h"
 
 enum { MODE_PIPE = 0, MODE_CONTROL = 1, MODE_CHAIN = 4 };
 
@@ -382,4 +385,79 @@ Test(device_tensors, refusals_hbg)
 Test(device_tensors, refusals_tmr)
 {
     refusals("tmr");
+}
+
+/* The module's own check, for a caller of the module ABI: a device
+ * argument must lie in a buffer of this context's simpler_device_malloc. */
+static void module_check(const char *path)
+{
+    wk_module_api m;
+    char err[1024] = "";
+    cr_assert_eq(wk_module_open(path, &m, err, sizeof err), SP_OK, "%s", err);
+    void *ctx;
+    size_t run_bytes, align;
+    cr_assert_eq(m.simpler_run_storage_size(&run_bytes, &align), SP_OK);
+    cr_assert_eq(m.simpler_create_device_context(&ctx), SP_OK);
+    cr_assert_eq(m.simpler_init(ctx, 0, NULL, NULL), SP_OK, "%s", m.simpler_last_error(ctx));
+    const char *k = SP_TEST_KERNEL_DIR "/replay_tmr_kernels.so";
+    sp_callable_kernel_spec ks[2] = {
+        {.func_id = 0, .core_type = SP_CORE_AIV, .path = k, .entry = "rt_affine"},
+        {.func_id = 1, .core_type = SP_CORE_AIV, .path = k, .entry = "rt_acc"},
+    };
+    sp_callable_spec spec = {.orch_path = SP_TEST_KERNEL_DIR "/replay_tmr_orch.so",
+                             .orch_entry = "replay_tmr",
+                             .orch_config = "replay_tmr_config",
+                             .kernels = ks,
+                             .kernel_count = 2};
+    void *blob;
+    size_t size;
+    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(m.simpler_register_callable(ctx, 0, blob, size), SP_OK, "%s",
+                 m.simpler_last_error(ctx));
+    free(blob);
+    void *run = aligned_alloc(64, (run_bytes + 63) / 64 * 64);
+    cr_assert_not_null(run);
+    memset(run, 0, run_bytes);
+    sp_run_descriptor d = {.pipeline_slot = 0, .arena_bank = 0, .run_id = 1, .dispatch_id = 1};
+    uint64_t x[LEN] = {0}, ctl[4] = {0}, dy;
+    sp_args a;
+    sp_call_config c = cfg_of(0);
+    /* A host address posing as a device one. */
+    args3(&a, (uint64_t)(uintptr_t)x, false, (uint64_t)(uintptr_t)x, true, ctl, MODE_CHAIN, 5, 0);
+    cr_assert_eq(m.simpler_prepare_run(ctx, run, 0, &a, &c, &d), SP_EBADPTR);
+    cr_assert(strstr(m.simpler_last_error(ctx), "run argument 1 (SP_TENSOR_DEVICE)"), "%s",
+              m.simpler_last_error(ctx));
+    /* A view past the end of a buffer of this context. */
+    cr_assert_eq(m.simpler_device_malloc(ctx, BYTES, &dy), SP_OK);
+    args3(&a, (uint64_t)(uintptr_t)x, false, dy + 8, true, ctl, MODE_CHAIN, 5, 0);
+    cr_assert_eq(m.simpler_prepare_run(ctx, run, 0, &a, &c, &d), SP_EBOUNDS);
+    /* Inside it: prepared, launched, in place. */
+    uint64_t y0[LEN] = {0}, y[LEN];
+    x[0] = 2;
+    cr_assert_eq(m.simpler_copy_to_device(ctx, dy, y0, BYTES), SP_OK);
+    args3(&a, (uint64_t)(uintptr_t)x, false, dy, true, ctl, MODE_CHAIN, 1, 0);
+    cr_assert_eq(m.simpler_prepare_run(ctx, run, 0, &a, &c, &d), SP_OK, "%s",
+                 m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_launch_run(ctx, run), SP_OK, "%s", m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_wait_run(ctx, run, 0), SP_OK, "%s", m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_finalize_run(ctx, run), SP_OK, "%s", m.simpler_last_error(ctx));
+    cr_assert_eq(m.simpler_copy_from_device(ctx, y, dy, BYTES), SP_OK);
+    cr_assert_eq(y[0], 2);
+    /* Freed: refused again. */
+    cr_assert_eq(m.simpler_device_free(ctx, dy), SP_OK);
+    memset(run, 0, run_bytes);
+    cr_assert_eq(m.simpler_prepare_run(ctx, run, 0, &a, &c, &d), SP_EBADPTR);
+    free(run);
+    cr_assert_eq(m.simpler_destroy_device_context(ctx), SP_OK);
+    wk_module_close(&m);
+}
+
+Test(device_tensors, module_check_hbg)
+{
+    module_check(SP_MODULE_DIR "/libsimpler_hbg_sim.so");
+}
+
+Test(device_tensors, module_check_tmr)
+{
+    module_check(SP_MODULE_DIR "/libsimpler_tmr_sim.so");
 }
