@@ -70,14 +70,13 @@ PyObject *spy_device_array_new(PyObject *worker, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"shape", "dtype", NULL};
     PyObject *shape_obj;
     const char *dtype_name = "f32";
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s:device_array", kwlist, &shape_obj,
-                                     &dtype_name))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s:device_array", kwlist, &shape_obj, &dtype_name))
         return NULL;
     int dtype = spy_dtype_from_name(dtype_name);
     if (!dtype)
         return spy_raisef(SP_EDTYPE, "device_array: unknown dtype '%s'", dtype_name);
-    PyObject *seq = PyLong_Check(shape_obj) ? PyTuple_Pack(1, shape_obj)
-                                            : PySequence_Tuple(shape_obj);
+    PyObject *seq =
+        PyLong_Check(shape_obj) ? PyTuple_Pack(1, shape_obj) : PySequence_Tuple(shape_obj);
     if (!seq)
         return NULL;
     Py_ssize_t nd = PyTuple_GET_SIZE(seq);
