@@ -5,6 +5,10 @@
  *   one-by-one   graph=0, no replay: the orchestration submits every task
  *   graph tasks  graph=1, no replay: one graph task per layer
  *   replayed     graph=1, SP_CALL_REPLAY_AUTO after one recording run
+ *   resident     (--resident) replayed, with every tensor argument kept in
+ *                device memory (sp_worker_device_alloc, uploaded once,
+ *                SP_TENSOR_DEVICE: nothing staged per step); the caches and
+ *                the output are copied back once per block for the check
  * with the mean host build, upload, orchestration and device time of a
  * run, and the host share of the step, (wall - device) / wall. The last
  * run's sp_run_stats.replay says whether the runtime really replayed
@@ -18,7 +22,7 @@
  * Every mode's result is checked against the example's golden; the modes
  * alternate in blocks after one warm-up run each.
  *
- *   bench_decoder_moe [--runs R] [--runtime hbg|tmr] [--clusters N]
+ *   bench_decoder_moe [--runs R] [--runtime hbg|tmr] [--clusters N] [--resident]
  *                     [--decoder-param K=V]... [--moe-param K=V]...
  */
 #include <limits.h>
@@ -77,17 +81,55 @@ static double median_us(uint64_t *v, uint64_t n)
     return (n & 1 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2])) / 1e3;
 }
 
-/* R runs of `inst` as callable `id` with `flags`, added to *m; 0 or a
- * status. */
-static int run_mode(sp_worker *w, uint32_t id, ex_instance *inst, uint64_t flags, int runs,
-                    mode_stats *m)
+/* Device copies of every tensor argument of `host` (uploaded unless a
+ * pure output) as SP_TENSOR_DEVICE arguments in `dev`; 0 or a status. */
+static int resident_make(sp_worker *w, const sp_args *host, sp_args *dev)
+{
+    *dev = *host;
+    for (uint32_t i = 0; i < host->tensor_count; i++) {
+        const sp_tensor *h = &host->tensors[i];
+        uint64_t d;
+        int rc = sp_worker_device_alloc(w, h->buf_bytes, &d);
+        if (rc == SP_OK && host->dirs[i] != SP_OUT)
+            rc = sp_worker_copy_to_device(w, d, (const void *)(uintptr_t)h->addr, h->buf_bytes);
+        if (rc) {
+            fprintf(stderr, "bench_decoder_moe: resident: %s\n", sp_worker_last_error(w));
+            return rc;
+        }
+        dev->tensors[i].addr = d;
+        dev->tensors[i].flags |= SP_TENSOR_DEVICE;
+    }
+    return SP_OK;
+}
+
+/* What the resident runs wrote, back into the host buffers of `host`. */
+static int resident_back(sp_worker *w, const sp_args *host, const sp_args *dev)
+{
+    for (uint32_t i = 0; i < host->tensor_count; i++) {
+        if (host->dirs[i] == SP_IN)
+            continue;
+        int rc = sp_worker_copy_from_device(w, (void *)(uintptr_t)host->tensors[i].addr,
+                                            dev->tensors[i].addr, host->tensors[i].buf_bytes);
+        if (rc) {
+            fprintf(stderr, "bench_decoder_moe: resident: %s\n", sp_worker_last_error(w));
+            return rc;
+        }
+    }
+    return SP_OK;
+}
+
+/* R runs of `inst` as callable `id` with `flags`, added to *m; on
+ * `dargs` (its resident arguments) instead of inst->args when not NULL;
+ * 0 or a status. */
+static int run_mode_on(sp_worker *w, uint32_t id, ex_instance *inst, const sp_args *dargs,
+                       uint64_t flags, int runs, mode_stats *m)
 {
     sp_call_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.flags = flags;
     for (int i = 0; i < runs; i++) {
         uint64_t t0 = sp_now_ns();
-        int rc = sp_worker_run(w, id, &inst->args, &cfg, &m->last);
+        int rc = sp_worker_run(w, id, dargs ? dargs : &inst->args, &cfg, &m->last);
         uint64_t t1 = sp_now_ns();
         if (rc) {
             fprintf(stderr, "bench_decoder_moe: %s: %s\n", sp_status_name(rc),
@@ -108,11 +150,19 @@ static int run_mode(sp_worker *w, uint32_t id, ex_instance *inst, uint64_t flags
     }
     double max_err;
     char err[EX_ERR_LEN];
+    if (dargs && resident_back(w, &inst->args, dargs))
+        return SP_EINVAL;
     if (inst->example->check(inst, &max_err, err, sizeof err)) {
         fprintf(stderr, "bench_decoder_moe: wrong result: %s\n", err);
         return SP_EINVAL;
     }
     return SP_OK;
+}
+
+static int run_mode(sp_worker *w, uint32_t id, ex_instance *inst, uint64_t flags, int runs,
+                    mode_stats *m)
+{
+    return run_mode_on(w, id, inst, NULL, flags, runs, m);
 }
 
 /* Means of a mode's runs, and the medians of wall and device time. */
@@ -153,7 +203,7 @@ static int make_instance(ex_instance *inst, const char *example, const char *cas
 
 int main(int argc, char **argv)
 {
-    int runs = 50;
+    int runs = 50, resident = 0;
     long clusters = 0;
     const char *runtime = "hbg";
     const char *dec_ov[MAX_OVERRIDES], *moe_ov[MAX_OVERRIDES];
@@ -163,6 +213,8 @@ int main(int argc, char **argv)
             runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc)
             runtime = argv[++i];
+        else if (strcmp(argv[i], "--resident") == 0)
+            resident = 1;
         else if (strcmp(argv[i], "--clusters") == 0 && i + 1 < argc)
             clusters = atol(argv[++i]);
         else if (strcmp(argv[i], "--decoder-param") == 0 && i + 1 < argc && n_dec < MAX_OVERRIDES)
@@ -171,7 +223,7 @@ int main(int argc, char **argv)
             moe_ov[n_moe++] = argv[++i];
         else {
             fprintf(stderr,
-                    "usage: %s [--runs R] [--runtime hbg|tmr] [--clusters N] "
+                    "usage: %s [--runs R] [--runtime hbg|tmr] [--clusters N] [--resident] "
                     "[--decoder-param KEY=VALUE]... [--moe-param KEY=VALUE]...\n",
                     argv[0]);
             return 2;
@@ -205,9 +257,9 @@ int main(int argc, char **argv)
     if (make_instance(&dec[0], "decoder", "large", one_by_one, 1, dec_ov, n_dec) ||
         make_instance(&dec[1], "decoder", "large", graph, 1, dec_ov, n_dec))
         return 2;
-    mode_stats m[3], warm, p[4];
+    mode_stats m[4], warm, p[4];
     for (int k = 0; k < 4; k++)
-        if ((k < 3 && mode_init(&m[k], runs)) || mode_init(&p[k], runs))
+        if (mode_init(&m[k], runs) || mode_init(&p[k], runs))
             return 1;
     if (mode_init(&warm, 8))
         return 1;
@@ -218,14 +270,30 @@ int main(int argc, char **argv)
     if (run_mode(w, 1, &dec[0], 0, 1, &warm) || run_mode(w, 1, &dec[1], 0, 1, &warm) ||
         run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, 1, &warm))
         return 1;
+    sp_args *dargs = NULL;
+    if (resident) {
+        if (!(dargs = malloc(sizeof *dargs)) || resident_make(w, &dec[1].args, dargs) ||
+            run_mode_on(w, 1, &dec[1], dargs, SP_CALL_REPLAY_AUTO, 1, &warm))
+            return 1;
+    }
     for (int blk = 0; blk < BLOCKS; blk++)
         if (run_mode(w, 1, &dec[0], 0, runs / BLOCKS, &m[0]) ||
             run_mode(w, 1, &dec[1], 0, runs / BLOCKS, &m[1]) ||
-            run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, runs / BLOCKS, &m[2]))
+            run_mode(w, 1, &dec[1], SP_CALL_REPLAY_AUTO, runs / BLOCKS, &m[2]) ||
+            (dargs && run_mode_on(w, 1, &dec[1], dargs, SP_CALL_REPLAY_AUTO, runs / BLOCKS, &m[3])))
             return 1;
     print_mode("one-by-one", &m[0]);
     print_mode("graph tasks", &m[1]);
     print_mode("replayed", &m[2]);
+    if (dargs) {
+        print_mode("resident", &m[3]);
+        printf("  resident host share (build + upload) / wall (means): %.1f%% (replayed: %.1f%%)\n",
+               100.0 * (double)(m[3].build_ns + m[3].upload_ns) / (double)m[3].wall_ns,
+               100.0 * (double)(m[2].build_ns + m[2].upload_ns) / (double)m[2].wall_ns);
+        for (uint32_t i = 0; i < dargs->tensor_count; i++)
+            sp_worker_device_free(w, dargs->tensors[i].addr);
+        free(dargs);
+    }
     printf("  ratio one-by-one / replayed wall (means): %.2fx\n",
            (double)m[0].wall_ns / (double)(m[2].wall_ns ? m[2].wall_ns : 1));
 
@@ -264,7 +332,7 @@ int main(int argc, char **argv)
         ex_instance_free(&moe[k]);
         mode_free(&p[k]);
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         mode_free(&m[k]);
     mode_free(&warm);
     sp_worker_close(w);

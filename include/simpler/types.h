@@ -36,6 +36,15 @@ typedef enum sp_dtype {
 
 /* Tensor flags. */
 #define SP_TENSOR_RUNTIME_OWNED 0x1u /* allocated by the runtime for a task output */
+/* A run argument that is already on the device: `addr` is a device address
+ * inside a live buffer of the worker (sp_worker_device_alloc), `buf_bytes`
+ * the extent from there that the view lies in (the whole buffer or part of
+ * it). It is not staged: no copy in, no copy back, kernels read and write
+ * it in place and it keeps its contents across runs until freed. It has no
+ * red zones in the checking mode. A control value the orchestration reads
+ * from it is read at prepare; a graph whose recording read one is not kept
+ * for replay. */
+#define SP_TENSOR_DEVICE 0x2u
 
 /* A view of device memory. `addr` is the device address of the whole
  * buffer, `buf_bytes` its size; the view starts `offset` elements into it
@@ -72,7 +81,8 @@ typedef enum sp_dir {
 #define SP_MAX_RUN_SCALARS 128
 
 /* Arguments of one run: tensors first, then u64 scalars. For a run submitted
- * from the host, tensor `addr` is the host address of the data to stage. */
+ * from the host, tensor `addr` is the host address of the data to stage
+ * (or, with SP_TENSOR_DEVICE, a device address that is not staged). */
 typedef struct sp_args {
     uint32_t tensor_count;
     uint32_t scalar_count;

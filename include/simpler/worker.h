@@ -144,6 +144,34 @@ SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args,
  * replayed, evicted and re-recorded. */
 SP_EXPORT int sp_worker_graph_cache_info(sp_worker *w, sp_graph_cache_info *out);
 
+/* ---- device-resident buffers -----------------------------------------------
+ * Device memory the worker owns across runs (weights, KV caches): a run
+ * argument with SP_TENSOR_DEVICE (simpler/types.h) and `addr` inside such a
+ * buffer is used in place, never staged. Freed by sp_worker_device_free or
+ * at sp_worker_close. A buffer named by a run not yet waited for cannot be
+ * freed or copied to or from (SP_EBUSY); a run argument outside every live
+ * buffer is refused at submit (SP_EBADPTR, or SP_EBOUNDS past a buffer's
+ * end), naming the argument; so are two device arguments of one run whose
+ * ranges overlap without being the same (SP_EINVAL). Runs see a buffer in
+ * submit order (the lane launches one at a time), but a host
+ * orchestration (hbg) reads control values when the run is prepared,
+ * which may be while the previous run still executes: keep a control
+ * tensor an earlier run in flight writes staged, or wait first. */
+
+/* Allocate `bytes` (> 0) of device memory; 0 and its address in *dev, or
+ * SP_EINVAL / SP_EDEVMEM / SP_ENOMEM (message in last error). */
+SP_EXPORT int sp_worker_device_alloc(sp_worker *w, uint64_t bytes, uint64_t *dev);
+/* Free a buffer by its base: 0, SP_EBUSY (a run not yet waited for names
+ * it), SP_EDOUBLEFREE (not a live buffer of this worker: freed already or
+ * never allocated here), SP_EBADPTR (inside a buffer, not its base). */
+SP_EXPORT int sp_worker_device_free(sp_worker *w, uint64_t dev);
+/* Copy `bytes` between host memory and [dev, dev + bytes), which must lie
+ * in one live buffer (SP_EBADPTR / SP_EBOUNDS) that no run not yet waited
+ * for names (SP_EBUSY). */
+SP_EXPORT int sp_worker_copy_to_device(sp_worker *w, uint64_t dev, const void *host,
+                                       uint64_t bytes);
+SP_EXPORT int sp_worker_copy_from_device(sp_worker *w, void *host, uint64_t dev, uint64_t bytes);
+
 /* Text of the last failure on this worker ("" if none). */
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w);
 /* The module's pipeline contract (valid while the worker is open). */

@@ -46,6 +46,7 @@ Trace = _simpler.Trace
 
 # arguments, configuration, running (python/src/config.c, worker.c)
 Worker = _simpler.Worker
+DeviceArray = _simpler.DeviceArray
 Run = _simpler.Run
 CallConfig = _simpler.CallConfig
 RunStats = _simpler.RunStats

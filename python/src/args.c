@@ -105,6 +105,23 @@ static int tensor_from(fill_ctx *f, uint32_t i, PyObject *obj, int dir, int dtyp
     spy_args *a = f->a;
     char lb[96];
     PyObject *src = obj, *converted = NULL;
+    if (SpyDeviceArray_Check(obj)) { /* on the device already: no view, no copies */
+        char err[64];
+        sp_tensor *t = &a->args.tensors[i];
+        int rc = spy_device_array_tensor(obj, t, err, sizeof err);
+        if (rc == SP_OK && dtype_override && dtype_override != t->dtype) {
+            snprintf(err, sizeof err, "dtype %s given for a %s DeviceArray",
+                     sp_dtype_name(dtype_override), sp_dtype_name(t->dtype));
+            rc = SP_EDTYPE;
+        }
+        if (rc) {
+            spy_raisef(rc, "%s: %s", label(f, i, 0, lb, sizeof lb), err);
+            return -1;
+        }
+        a->args.dirs[i] = (uint8_t)dir;
+        bind_symbols(f, i, t);
+        return 0;
+    }
     if (!PyObject_CheckBuffer(obj)) {
         PyObject *dl = PyObject_GetAttrString(obj, "__dlpack__");
         if (!dl) {

@@ -163,7 +163,8 @@ PyMODINIT_FUNC PyInit__simpler(void)
         PyModule_AddIntConstant(m, "TRACE_SCHED", SP_TRACE_SCHED) ||
         PyModule_AddIntConstant(m, "TRACE_SUBMITS", SP_TRACE_SUBMITS))
         goto fail;
-    if (spy_callable_init(m) || spy_trace_init(m) || spy_config_init(m) || spy_worker_init(m))
+    if (spy_callable_init(m) || spy_trace_init(m) || spy_config_init(m) || spy_worker_init(m) ||
+        spy_device_array_init(m))
         goto fail;
     return m;
 fail:

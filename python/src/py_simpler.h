@@ -117,5 +117,20 @@ void spy_args_release(spy_args *a);
 
 /* ---- worker.c ---------------------------------------------------------------- */
 int spy_worker_init(PyObject *module);
+/* The Worker's handle under its lock, for a call without the GIL (NULL:
+ * closed); spy_worker_unlock after, in any case. */
+sp_worker *spy_worker_lock(PyObject *worker);
+void spy_worker_unlock(PyObject *worker);
+
+/* ---- device_array.c ------------------------------------------------------------ */
+/* simpler.DeviceArray (Worker.device_array): device memory across runs. */
+extern PyTypeObject SpyDeviceArray_Type;
+#define SpyDeviceArray_Check(o) PyObject_TypeCheck(o, &SpyDeviceArray_Type)
+/* Worker.device_array(shape, dtype="f32"). */
+PyObject *spy_device_array_new(PyObject *worker, PyObject *args, PyObject *kw);
+/* The run argument a DeviceArray is (SP_TENSOR_DEVICE); 0 or a status
+ * with `err` set. */
+int spy_device_array_tensor(PyObject *obj, sp_tensor *t, char *err, size_t err_len);
+int spy_device_array_init(PyObject *module);
 
 #endif

@@ -77,6 +77,25 @@ static int check_open(SpyWorker *self)
     return -1;
 }
 
+sp_worker *spy_worker_lock(PyObject *worker)
+{
+    SpyWorker *self = (SpyWorker *)worker;
+    pthread_mutex_lock(&self->lock);
+    return self->w;
+}
+
+void spy_worker_unlock(PyObject *worker)
+{
+    pthread_mutex_unlock(&((SpyWorker *)worker)->lock);
+}
+
+static PyObject *worker_device_array(SpyWorker *self, PyObject *args, PyObject *kw)
+{
+    if (check_open(self))
+        return NULL;
+    return spy_device_array_new((PyObject *)self, args, kw);
+}
+
 static int find_registered(SpyWorker *self, SpyCallable *c, uint32_t *id)
 {
     if (c == self->last_c && c) {
@@ -1010,6 +1029,9 @@ static PyMethodDef worker_methods[] = {
     {"graph_cache_info", (PyCFunction)worker_graph_cache_info, METH_NOARGS,
      "graph_cache_info() -> GraphCacheInfo: the recorded graphs kept, their bounds, and how "
      "often runs recorded, replayed, evicted and re-recorded."},
+    {"device_array", (PyCFunction)(void (*)(void))worker_device_array, METH_VARARGS | METH_KEYWORDS,
+     "device_array(shape, dtype='f32'): a DeviceArray, device memory that stays across runs; "
+     "passed as a run argument it is used in place (no copies)."},
     {"close", (PyCFunction)worker_close, METH_NOARGS,
      "close(): finish the runs in flight, detach the device; idempotent."},
     {"__enter__", (PyCFunction)worker_enter, METH_NOARGS, NULL},

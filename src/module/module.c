@@ -83,6 +83,12 @@ EXPORT int simpler_create_device_context(void **ctx_out)
         free(c);
         return SP_ESYS;
     }
+    if (rt_device_buffers_init(&c->owned) != SP_OK) {
+        rt_graph_cache_destroy(&c->graphs);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return SP_ESYS;
+    }
     c->rt = mod_runtime();
     c->device_id = -1;
     c->pipeline_depth = c->rt->contract()->pipeline_depth;
@@ -109,6 +115,7 @@ EXPORT int simpler_finalize_device(void *ctx)
     if (c->dev)
         sp_device_close(c->dev);
     c->dev = NULL;
+    rt_device_buffers_clear(&c->owned);
     c->device_id = -1;
     return SP_OK;
 }
@@ -125,6 +132,7 @@ EXPORT int simpler_destroy_device_context(void *ctx)
         for (int b = 0; b < SP_HOST_SCRATCH_SLOT_BUFFERS; b++)
             free(c->scratch[s][b].ptr);
     rt_graph_cache_destroy(&c->graphs);
+    rt_device_buffers_destroy(&c->owned);
     pthread_mutex_destroy(&c->lock);
     free(c);
     return SP_OK;
@@ -229,8 +237,17 @@ EXPORT int simpler_device_malloc(void *ctx, uint64_t bytes, uint64_t *dev_out)
         return rc;
     if (!dev_out)
         return ctx_fail(ctx, SP_EINVAL, "device_malloc: NULL output pointer");
-    rc = sp_device_malloc(((mod_ctx *)ctx)->dev, bytes, dev_out);
-    return rc ? ctx_fail(ctx, rc, "device_malloc of %llu bytes", (unsigned long long)bytes) : 0;
+    mod_ctx *c = ctx;
+    rc = sp_device_malloc(c->dev, bytes, dev_out);
+    if (rc)
+        return ctx_fail(ctx, rc, "device_malloc of %llu bytes", (unsigned long long)bytes);
+    /* A run argument may name it (SP_TENSOR_DEVICE). */
+    if (rt_device_buffers_add(&c->owned, *dev_out, bytes) != SP_OK) {
+        sp_device_free(c->dev, *dev_out);
+        *dev_out = 0;
+        return ctx_fail(ctx, SP_ENOMEM, "device_malloc: no host memory to track the buffer");
+    }
+    return 0;
 }
 
 EXPORT int simpler_device_free(void *ctx, uint64_t dev_ptr)
@@ -239,6 +256,8 @@ EXPORT int simpler_device_free(void *ctx, uint64_t dev_ptr)
     if (rc)
         return rc;
     rc = sp_device_free(((mod_ctx *)ctx)->dev, dev_ptr);
+    if (rc == SP_OK)
+        rt_device_buffers_remove(&((mod_ctx *)ctx)->owned, dev_ptr);
     return rc ? ctx_fail(ctx, rc, "device_free of 0x%llx", (unsigned long long)dev_ptr) : 0;
 }
 
@@ -484,6 +503,9 @@ EXPORT int simpler_prepare_run(void *ctx, void *run, uint32_t callable_id, const
     p.replay = (p.config.flags & SP_CALL_REPLAY_ONLY)   ? RT_REPLAY_ONLY
                : (p.config.flags & SP_CALL_REPLAY_AUTO) ? RT_REPLAY_AUTO
                                                         : RT_REPLAY_OFF;
+    /* Device-resident arguments only in this context's own buffers. */
+    if (rc == SP_OK)
+        rc = rt_device_buffers_check_args(&c->owned, args, r->err, sizeof r->err);
     if (rc == SP_OK)
         rc = c->rt->prepare(&p, &r->rt);
     if (rc == SP_EDEVMEM) {

@@ -10,6 +10,7 @@
 
 #include "module/mod_runtime.h"
 #include "platform/device.h"
+#include "runtime/host/device_buffers.h"
 #include "runtime/host/graph_cache.h"
 #include "simpler/module.h"
 #include "simpler/settings.h"
@@ -39,6 +40,8 @@ typedef struct mod_ctx {
     rt_host_scratch scratch[SP_PIPELINE_MAX_DEPTH][SP_HOST_SCRATCH_SLOT_BUFFERS];
     rt_loaded_callable *callables[SP_MODULE_MAX_CALLABLES];
     rt_graph_cache graphs; /* recorded graphs (replay), bounded by the settings */
+    /* simpler_device_malloc's buffers: where SP_TENSOR_DEVICE args may point. */
+    rt_device_buffers owned;
     char last_error[SP_MODULE_ERR_LEN];
 } mod_ctx;
 

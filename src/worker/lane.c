@@ -176,6 +176,12 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     /* Held: nobody else takes this slot while it is prepared below. */
     sp__waitword_store(&l->state, LEASE_RESERVED);
     pthread_mutex_unlock(&w->submit_lock);
+    /* Device-resident arguments name live buffers, held until the wait. */
+    int held = wk_devbufs_hold(w, l, args);
+    if (held) {
+        sp__waitword_store(&l->state, LEASE_FREE);
+        return held;
+    }
 
     sp_run_descriptor d = {
         .pipeline_slot = slot,
@@ -191,6 +197,7 @@ SP_EXPORT int sp_worker_submit(sp_worker *w, uint32_t callable_id, const sp_args
     int rc = w->m.simpler_prepare_run(w->ctx, l->run, callable_id, args, config, &d);
     if (rc) {
         worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx));
+        wk_devbufs_release(w, l);
         sp__waitword_store(&l->state, LEASE_FREE);
         return rc;
     }
@@ -253,6 +260,8 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
     wk_lease_trace_take(w, l);
     if (rc)
         worker_fail(w, rc, "%s", l->error);
+    /* The run is finalized: its device buffers may be freed again. */
+    wk_devbufs_release(w, l);
     /* The slot is free again; this handle's generation is now stale. */
     sp__waitword_store(&l->state, LEASE_FREE);
     wk_trace_autowrite(w); /* options.trace_path: nothing without one */

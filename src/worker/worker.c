@@ -180,8 +180,10 @@ SP_EXPORT void sp_worker_close(sp_worker *w)
         keep_worker(w);
         return;
     }
-    if (w->ctx)
+    if (w->ctx) {
+        wk_devbufs_free_all(w); /* no run is in flight any more */
         w->m.simpler_destroy_device_context(w->ctx);
+    }
     /* After the context: its teardown's lines may still reach this sink. */
     wk_log_route_remove(w);
     for (uint32_t s = 0; s < SP_PIPELINE_MAX_DEPTH; s++)

@@ -39,7 +39,18 @@ typedef struct wk_lease {
     char error[640];
     sp_run_trace trace;   /* the run's trace (trace.c); buffers reused */
     uint32_t callable_id; /* what the run runs (the trace's kernel names) */
+    /* The device buffers (sp_worker_device_alloc) the run's arguments name,
+     * by base address, each held once from submit to wait (device_buffers.c). */
+    uint32_t dev_held_count;
+    uint64_t dev_held[SP_MAX_RUN_TENSORS];
 } wk_lease;
+
+/* One device buffer of the worker (sp_worker_device_alloc): its range and
+ * how many prepared or running runs name it. */
+typedef struct wk_devbuf {
+    uint64_t dev, bytes;
+    uint32_t busy;
+} wk_devbuf;
 
 /* The worker's copy of a registered callable (callables.c): what it knows
  * of a callable beside the module, e.g. the kernel names its traces show. */
@@ -102,6 +113,11 @@ struct sp_worker {
     /* Per callable id: its parsed argument signature, or NULL (none
      * declared); read and swapped under submit_lock (arg_check.c). */
     sp_callable_signature *signature[WK_MAX_CALLABLES];
+
+    /* The worker's device buffers, sorted by address; under submit_lock
+     * (device_buffers.c: per alloc / free and once per run, never per task). */
+    wk_devbuf *devbufs;
+    uint32_t devbuf_count, devbuf_cap;
 };
 
 /* settings.c: SIMPLER_TRACE (the default of options.trace_path), NULL if
@@ -166,5 +182,14 @@ int wk_signature_register(sp_worker *w, uint32_t id, const char *text);
 void wk_signature_drop(sp_worker *w, uint32_t id);
 void wk_signature_free_all(sp_worker *w);
 int wk_signature_check(sp_worker *w, uint32_t id, const sp_args *args);
+
+/* device_buffers.c: check a run's SP_TENSOR_DEVICE arguments against the
+ * worker's live device buffers and hold each buffer they name in `l` (0,
+ * or SP_EBADPTR / SP_EBOUNDS with the argument named in last_error; nothing
+ * held then); drop a lease's holds (after its run is finalized); free every
+ * buffer at close. */
+int wk_devbufs_hold(sp_worker *w, wk_lease *l, const sp_args *args);
+void wk_devbufs_release(sp_worker *w, wk_lease *l);
+void wk_devbufs_free_all(sp_worker *w);
 
 #endif

@@ -260,6 +260,10 @@ static void fuzz_staging(reader *r)
     for (uint32_t i = 0; i < nt; i++) {
         args->dirs[i] = rd_u8(r);
         take(r, &args->tensors[i], sizeof args->tensors[i]);
+        /* A device-resident argument is not staged (no range of the temp
+         * buffer); the module checks it against its buffers before
+         * staging (rt_device_buffers, tests/worker/test_device_tensors.c). */
+        args->tensors[i].flags &= (uint16_t)~SP_TENSOR_DEVICE;
     }
     for (uint32_t i = 0; i < ns; i++)
         args->scalars[i] = rd_u64(r);

@@ -62,7 +62,8 @@ int rt_graph_key_build(rt_graph_key *k, const rt_loaded_callable *lc, const sp_a
     for (uint32_t i = 0; i < nt; i++) {
         const sp_tensor *t = &args->tensors[i];
         uint32_t nd = t->ndim <= SP_MAX_DIMS ? t->ndim : SP_MAX_DIMS;
-        put64(&w, ((uint64_t)args->dirs[i] << 16) | ((uint64_t)t->dtype << 8) | nd);
+        put64(&w, ((uint64_t)(t->flags & SP_TENSOR_DEVICE) << 32) |
+                      ((uint64_t)args->dirs[i] << 16) | ((uint64_t)t->dtype << 8) | nd);
         put(&w, t->shape, nd * sizeof t->shape[0]);
         put(&w, t->strides, nd * sizeof t->strides[0]);
         put64(&w, (uint64_t)t->offset);
@@ -169,7 +170,10 @@ static bool reads_hold(const rt_graph *g, const sp_args *args)
         if (!args || r->arg >= args->tensor_count || r->bytes == 0 || r->bytes > 8)
             return false;
         const sp_tensor *t = &args->tensors[r->arg];
-        if (!t->addr || r->byte_off > t->buf_bytes || r->bytes > t->buf_bytes - r->byte_off)
+        /* A device-resident argument's addr is no host data: a read there
+         * cannot be checked, so the graph is recorded afresh. */
+        if ((t->flags & SP_TENSOR_DEVICE) || !t->addr || r->byte_off > t->buf_bytes ||
+            r->bytes > t->buf_bytes - r->byte_off)
             return false;
         uint64_t v = 0;
         memcpy(&v, (const uint8_t *)(uintptr_t)t->addr + r->byte_off, r->bytes);

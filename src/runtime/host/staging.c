@@ -28,7 +28,8 @@ static int check_arg(const sp_args *args, uint32_t i, char *err, size_t err_len)
         return SP_EDTYPE;
     }
     if (!t->addr) {
-        snprintf(err, err_len, "run argument %u: NULL host data", i);
+        snprintf(err, err_len, "run argument %u: NULL %s", i,
+                 (t->flags & SP_TENSOR_DEVICE) ? "device address (SP_TENSOR_DEVICE)" : "host data");
         return SP_EINVAL;
     }
     if (t->buf_bytes == 0 || !sp_tensor_is_valid(t)) {
@@ -65,6 +66,8 @@ int rt_staging_stage(rt_staging *st, const sp_host_api *api, const sp_args *args
             return rc;
         /* Untrusted sizes: neither the rounding nor the sum may wrap, or
          * tensors would be placed past the end of the buffer. */
+        if (args->tensors[i].flags & SP_TENSOR_DEVICE)
+            continue; /* on the device already: no room in the staging */
         uint64_t bytes = args->tensors[i].buf_bytes;
         if (bytes > UINT64_MAX - 63 - rz ||
             __builtin_add_overflow(total, ((bytes + 63) & ~63ull) + rz, &total)) {
@@ -76,7 +79,7 @@ int rt_staging_stage(rt_staging *st, const sp_host_api *api, const sp_args *args
         }
     }
     uint64_t base = 0;
-    if (args->tensor_count) {
+    if (total > rz) {
         int rc = sp_host_retained_temp(api, total, &base);
         if (rc) {
             snprintf(err, err_len, "staging %u tensors (%llu bytes) in device memory: %s",
@@ -94,9 +97,21 @@ int rt_staging_stage(rt_staging *st, const sp_host_api *api, const sp_args *args
         s->host = (void *)(uintptr_t)h->addr;
         s->bytes = h->buf_bytes;
         s->dir = args->dirs[i];
+        s->device = (h->flags & SP_TENSOR_DEVICE) != 0;
+        st->count = i + 1;
+        if (s->device) {
+            /* Used in place: no copies, no red zones; host-mapped as a
+             * staged buffer would be (the sim maps any range of a buffer). */
+            s->dev = h->addr;
+            if (map_for_host)
+                s->host_map = sp_host_map(api, s->dev, s->bytes);
+            dev->dirs[i] = s->dir;
+            dev->tensors[i] = *h;
+            dev->tensors[i].owner_task = SP_NO_TASK;
+            continue;
+        }
         s->dev = base + off;
         off += ((s->bytes + 63) & ~63ull) + rz;
-        st->count = i + 1;
         if (redzones) {
             uint64_t end = s->dev + s->bytes;
             int rc = sp_host_memset(api, s->dev - rz, SP_REDZONE_FILL, rz);
@@ -141,7 +156,7 @@ int rt_staging_copy_back(rt_staging *st, const sp_host_api *api, char *err, size
 {
     for (uint32_t i = 0; i < st->count; i++) {
         rt_staged_tensor *s = &st->t[i];
-        if (s->dir != SP_OUT && s->dir != SP_INOUT && s->dir != SP_OUT_EXISTING)
+        if (s->device || (s->dir != SP_OUT && s->dir != SP_INOUT && s->dir != SP_OUT_EXISTING))
             continue;
         int rc = sp_host_copy_from_device(api, s->host, s->dev, s->bytes);
         if (rc) {

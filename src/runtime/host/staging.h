@@ -1,6 +1,7 @@
 /* Staging a run's arguments: every tensor argument gets its own range of the
  * pipeline slot's retained temp buffer (copied in unless it is a pure
- * output) and, where the backend can,
+ * output), except a device-resident one (SP_TENSOR_DEVICE), used in place
+ * with no copies and no red zones; and, where the backend can,
  * a host-map so host-side code reads control values without a copy. After
  * the run, outputs are copied back and everything is released. Shared by
  * both runtimes; host-side only, through the run's sp_host_api. */
@@ -19,6 +20,7 @@ typedef struct rt_staged_tensor {
     void *host_map; /* host-map of the buffer, NULL: use copies */
     void *host;     /* the caller's data */
     uint8_t dir;
+    bool device; /* SP_TENSOR_DEVICE: dev is the caller's device address, not staged */
 } rt_staged_tensor;
 
 typedef struct rt_staging {

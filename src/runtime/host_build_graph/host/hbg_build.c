@@ -212,6 +212,16 @@ static const hbg_buffer *find_buffer(const hbg_graph *g, uint64_t addr, uint64_t
     return NULL;
 }
 
+/* Checking mode: whether a task argument's home is a device-resident run
+ * argument (no red zones); only for written arguments in that mode. */
+static bool home_is_device(const hbg_graph *g, const rt_range *home)
+{
+    for (uint32_t i = 0; i < g->buffer_count; i++)
+        if (g->ranges[i].dev == home->dev && g->ranges[i].bytes == home->bytes)
+            return g->buffers[i].device;
+    return false;
+}
+
 static bool in_heap(const hbg_graph *g, uint64_t addr, uint64_t bytes)
 {
     rt_range heap = {.dev = g->heap_base, .bytes = g->heap_bytes};
@@ -326,9 +336,10 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
         if (!rt_subgraph_skips_map(&g->subgraph, t->dirs[i]))
             rc = rt_tensormap_access(&g->map, id, d, t->dirs[i], manual, deps);
         args[i] = first + i;
-        /* Red zones surround staged buffers and runtime-owned heap ones. */
+        /* Red zones surround staged buffers and runtime-owned heap ones;
+         * a device-resident argument (SP_TENSOR_DEVICE) has none. */
         if (g->redzones && rt_redzone_dir_written(t->dirs[i]) &&
-            (g->home[i].bytes ||
+            ((g->home[i].bytes && !home_is_device(g, &g->home[i])) ||
              ((d->flags & SP_TENSOR_RUNTIME_OWNED) && in_heap(g, d->addr, d->buf_bytes))))
             check_mask |= 1u << i;
     }

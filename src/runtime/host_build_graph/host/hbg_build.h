@@ -49,6 +49,7 @@ typedef struct hbg_buffer {
     uint64_t dev;
     uint64_t bytes;
     void *host_map; /* NULL: backend has no host-map, use copies */
+    bool device;    /* SP_TENSOR_DEVICE: the caller's buffer, no red zones */
 } hbg_buffer;
 
 #define HBG_MAX_SCOPE_DEPTH 64

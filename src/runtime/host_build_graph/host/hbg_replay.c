@@ -62,6 +62,11 @@ int hbg_recording_note_read(hbg_recording *rec, int buf, uint64_t off, const voi
         never(rec, "its orchestration read a pure output (SP_OUT) argument");
         return SP_OK;
     }
+    if (rec->args->tensors[buf].flags & SP_TENSOR_DEVICE) {
+        never(rec, "its orchestration read a device-resident (SP_TENSOR_DEVICE) argument, which "
+                   "a replay cannot check on the host");
+        return SP_OK;
+    }
     if (bytes == 0 || bytes > 8) {
         never(rec, "its orchestration read a control element wider than 8 bytes");
         return SP_OK;

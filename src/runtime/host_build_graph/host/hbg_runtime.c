@@ -55,7 +55,8 @@ static int build_graph(rt_run *r, const rt_prepare *p, hbg_graph *g, uint64_t he
     for (uint32_t i = 0; i < r->h.staging.count; i++)
         bufs[i] = (hbg_buffer){.dev = r->h.staging.t[i].dev,
                                .bytes = r->h.staging.t[i].bytes,
-                               .host_map = r->h.staging.t[i].host_map};
+                               .host_map = r->h.staging.t[i].host_map,
+                               .device = r->h.staging.t[i].device};
     *req = (sp_arena_request){.heap_bytes = heap, .shm_bytes = 0, .image_bytes = 0};
     int rc = sp_host_arena_commit(p->api, req, &r->h.arena);
     if (rc) {

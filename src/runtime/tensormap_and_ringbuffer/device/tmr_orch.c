@@ -362,6 +362,18 @@ int64_t tmr_publish(tmr_orch *o, tmr_task *t, const rt_dep_list *deps, tmr_pins 
 
 /* ---- submit: validate and derive, then publish ------------------------------ */
 
+/* Checking mode: whether a task argument's home is a device-resident run
+ * argument (SP_TENSOR_DEVICE, no red zones). A scan of the run's
+ * arguments, only for written arguments in the checking mode. */
+static bool home_is_device(const tmr_orch *o, const rt_range *home)
+{
+    const sp_args *a = &o->ctl->args;
+    for (uint32_t j = 0; j < a->tensor_count; j++)
+        if (o->ranges[j].dev == home->dev && o->ranges[j].bytes == home->bytes)
+            return (a->tensors[j].flags & SP_TENSOR_DEVICE) != 0;
+    return false;
+}
+
 /* A predicated task reads its predicate's tensor like an input: a
  * runtime-owned one's creator is pinned as the arguments' are. 0, or
  * SP_ETENSOR_RETIRED (the pins released). */
@@ -465,10 +477,12 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         if (!rt_subgraph_skips_map(&o->subgraph, task->dirs[i]))
             rc = rt_tensormap_access(&o->map, id, d, task->dirs[i], manual, deps);
         t->args[i] = (uint64_t)(uintptr_t)d;
-        /* Red zones surround staged buffers and runtime-owned heap ones. */
+        /* Red zones surround staged buffers and runtime-owned heap ones;
+         * a device-resident argument (SP_TENSOR_DEVICE) has none. */
         if (rz && rt_redzone_dir_written(task->dirs[i]) &&
-            (o->home[i].bytes || ((d->flags & SP_TENSOR_RUNTIME_OWNED) &&
-                                  rt_range_holds(&o->check.heap, d->addr, d->buf_bytes))))
+            ((o->home[i].bytes && !home_is_device(o, &o->home[i])) ||
+             ((d->flags & SP_TENSOR_RUNTIME_OWNED) &&
+              rt_range_holds(&o->check.heap, d->addr, d->buf_bytes))))
             t->check_mask |= 1u << i;
     }
     for (int i = 0; i < task->scalar_count; i++)
@@ -692,7 +706,9 @@ static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *
     memcpy(out, src, sp_tensor_elem_size(t));
     /* A recording keeps what it read of the run's staged data (a replay
      * needs the same values); a value a task made ends the recording. */
-    if (o->rec)
+    if (o->rec && arg >= 0 && (o->ctl->args.tensors[arg].flags & SP_TENSOR_DEVICE))
+        tmr_record_abandon(o->rec, TMR_REC_READ_DEVICE); /* not checkable on the host */
+    else if (o->rec)
         tmr_record_read(o->rec, arg, at, (uint32_t)sp_tensor_elem_size(t), src);
     return SP_OK;
 }

@@ -33,6 +33,7 @@ enum {
     TMR_REC_PREDICATE = 4,     /* unused: predicated tasks are recorded (tmr_rec_pred) */
     TMR_REC_READS_FULL = 5,    /* more than TMR_REC_MAX_READS control reads */
     TMR_REC_UNRESOLVED = 6,    /* a tensor argument with no symbolic form */
+    TMR_REC_READ_DEVICE = 7,   /* a control read of a device-resident argument */
 };
 
 /* The buffer: this header, the stream (stream_cap bytes), then the reads. */

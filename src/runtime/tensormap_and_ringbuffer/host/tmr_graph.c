@@ -17,6 +17,8 @@ static const char *const abandon_why[] = {
     [TMR_REC_PREDICATE] = "a predicated task",
     [TMR_REC_READS_FULL] = "more control reads than a record keeps",
     [TMR_REC_UNRESOLVED] = "a tensor argument with no symbolic form",
+    [TMR_REC_READ_DEVICE] = "a control read of a device-resident (SP_TENSOR_DEVICE) argument, "
+                            "which a replay cannot check on the host",
 };
 
 static int miss(const rt_prepare *p, const char *why)
