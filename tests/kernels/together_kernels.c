@@ -10,8 +10,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xbf58476d1ce4e5b9ull;
 }
 
-/* [0] src (i32, IN), [1] dst (i32, OUT or OUT_EXISTING): dst = src, the
- * router whose output the predicates read. */
+/* [0] src (i32, IN), [1] dst (i32, OUT or OUT_EXISTING), [2] add: dst =
+ * src + add, the router whose output the predicates read. */
 SP_KERNEL(together_route)
 {
     (void)ctx;
@@ -19,7 +19,7 @@ SP_KERNEL(together_route)
     const int32_t *s = sp_tensor_data(src);
     int32_t *d = sp_tensor_data(dst);
     for (int64_t i = 0; i < dst->shape[0]; i++)
-        d[i] = s[i];
+        d[i] = s[i] + (int32_t)args[2];
 }
 
 /* [0] out (u64, INOUT), [1] a (u64, IN), [2] salt, [3] s1, [4] s2:

@@ -13,7 +13,10 @@
  * scalar: reaches the tasks only as a run scalar passed on), [3] kind
  * (TG_FLAGS_ARG: each layer's router copies sel's row into the flags
  * argument; TG_FLAGS_HEAP: into a runtime-owned flags tensor, the first
- * router's fresh output; TG_NO_PRED: no routers, no predicates).
+ * router's fresh output; TG_NO_PRED: no routers, no predicates;
+ * TG_FLAGS_INNER: the router is the body's first task, its flags a fresh
+ * inner tensor of the body, and a second inner router R2 after the P_k
+ * rewrites them as sel[l] + 1, which Q_k of even k read).
  *
  * Per layer l: router R_l (flags = sel[l]); then the body over (flags,
  * sel[l], x[l], y, z[l]): P_k (k < K): y_k = mix(y_k, x[l], k, data, l)
@@ -29,7 +32,7 @@
 #define TG_K 8
 #define TG_S 16
 enum { TG_GRAPH = 0, TG_DIRECT = 1, TG_DIRECT_RAW = 2 };
-enum { TG_FLAGS_ARG = 0, TG_FLAGS_HEAP = 1, TG_NO_PRED = 2 };
+enum { TG_FLAGS_ARG = 0, TG_FLAGS_HEAP = 1, TG_NO_PRED = 2, TG_FLAGS_INNER = 3 };
 enum { K_ROUTE = 0, K_MIX = 1, K_FOLD = 2, K_STORE = 3 };
 
 static uint64_t body_calls;
@@ -80,6 +83,16 @@ static void body(sp_orch *o, const sp_graph_args *a)
     sp_tensor flags = a->tensors[0], selrow = a->tensors[1], xl = a->tensors[2], y = a->tensors[3],
               zl = a->tensors[4];
     const bool pred = a->scalars[2] != TG_NO_PRED;
+    if (a->scalars[2] == TG_FLAGS_INNER) {
+        int64_t k = TG_K;
+        flags = sp_tensor_spec(SP_DTYPE_I32, 1, &k);
+        sp_task r = sp_task_aiv(K_ROUTE);
+        sp_task_in(&r, &selrow);
+        sp_task_out(&r, &flags);
+        sp_task_scalar(&r, 0);
+        if (sp_submit(o, &r) < 0)
+            return;
+    }
     sp_tensor yk[TG_K];
     for (int64_t k = 0; k < TG_K; k++)
         yk[k] = slice(&y, k * TG_S, TG_S);
@@ -95,6 +108,15 @@ static void body(sp_orch *o, const sp_graph_args *a)
         if (sp_submit(o, &p) < 0)
             return;
     }
+    if (a->scalars[2] == TG_FLAGS_INNER) {
+        /* After the P_k read them (their edges to it are recorded ones). */
+        sp_task r = sp_task_aiv(K_ROUTE);
+        sp_task_in(&r, &selrow);
+        sp_task_arg(&r, &flags, SP_OUT_EXISTING);
+        sp_task_scalar(&r, 1);
+        if (sp_submit(o, &r) < 0)
+            return;
+    }
     for (int64_t k = 0; k < TG_K; k++) {
         sp_task q = sp_task_aiv(K_MIX);
         sp_task_arg(&q, &yk[k], SP_INOUT);
@@ -102,8 +124,9 @@ static void body(sp_orch *o, const sp_graph_args *a)
         sp_task_scalar(&q, 100 + (uint64_t)k);
         body_scalar(&q, a, 0);
         body_scalar(&q, a, 1);
+        sp_tensor *qp = a->scalars[2] == TG_FLAGS_INNER && k % 2 == 0 ? &flags : &selrow;
         if (pred)
-            sp_task_predicate(&q, &selrow, (3 * k + 1) % TG_K, SP_PRED_GE, 0);
+            sp_task_predicate(&q, qp, (3 * k + 1) % TG_K, SP_PRED_GE, 0);
         if (sp_submit(o, &q) < 0)
             return;
     }
@@ -128,13 +151,14 @@ SP_ORCHESTRATION(together_orch)
     }
     for (uint64_t l = 0; l < layers && !sp_orch_error(o); l++) {
         sp_tensor selrow = slice(&sel, (int64_t)l * TG_K, TG_K);
-        if (kind != TG_NO_PRED) {
+        if (kind == TG_FLAGS_ARG || kind == TG_FLAGS_HEAP) {
             sp_task r = sp_task_aiv(K_ROUTE);
             sp_task_in(&r, &selrow);
             if (kind == TG_FLAGS_HEAP && l == 0)
                 sp_task_out(&r, &flags);
             else
                 sp_task_arg(&r, &flags, SP_OUT_EXISTING);
+            sp_task_scalar(&r, 0);
             if (sp_submit(o, &r) < 0)
                 return;
         }

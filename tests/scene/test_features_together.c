@@ -37,8 +37,9 @@ static const bool rt_replays[RT_COUNT] = {true, false};
 #define TG_S 16
 #define TG_LMAX 16
 enum { TG_GRAPH = 0, TG_DIRECT = 1, TG_DIRECT_RAW = 2 };
-enum { TG_FLAGS_ARG = 0, TG_FLAGS_HEAP = 1, TG_NO_PRED = 2 };
-static const char *const kind_name[3] = {"flags argument", "heap flags", "no predicates"};
+enum { TG_FLAGS_ARG = 0, TG_FLAGS_HEAP = 1, TG_NO_PRED = 2, TG_FLAGS_INNER = 3 };
+static const char *const kind_name[4] = {"flags argument", "heap flags", "no predicates",
+                                         "inner flags"};
 static const char *const mode_name[3] = {"graph tasks", "direct", "direct raw"};
 
 static sp_worker *w[RT_COUNT];
@@ -172,7 +173,7 @@ static bool holds(int64_t e, int op, int64_t v)
     }
 }
 
-#define MAX_TASKS (TG_LMAX * (2 * TG_K + 2) + 1)
+#define MAX_TASKS (TG_LMAX * (2 * TG_K + 3) + 1)
 
 /* The graph computed sequentially, in together_orch.c's submit order. */
 typedef struct reference {
@@ -209,8 +210,15 @@ static void reference_run(const job *j, reference *r)
                 *o = mix(mix(mix(mix((uint64_t)k, data), (uint64_t)l), *o), j->x[l * TG_S + e]);
             }
         }
+        if (kind == TG_FLAGS_INNER) {
+            for (int64_t k = 0; k < TG_K; k++)
+                f[k] = sel[k] + 1;
+            id++; /* the second inner router runs */
+        }
         for (int64_t k = 0; k < TG_K; k++) {
-            bool run = !pred || sel[(3 * k + 1) % TG_K] >= 0;
+            int32_t e = kind == TG_FLAGS_INNER && k % 2 == 0 ? f[(3 * k + 1) % TG_K]
+                                                             : sel[(3 * k + 1) % TG_K];
+            bool run = !pred || e >= 0;
             r->skipped[id++] = !run;
             for (int64_t e = 0; run && e < TG_S; e++) {
                 uint64_t *o = &r->y[k * TG_S + e];
@@ -301,13 +309,45 @@ static sp_run_stats run_job(int rt, job *j, const sp_call_config *cfg, const cha
     return st;
 }
 
+typedef struct pair {
+    uint64_t producer, consumer;
+} pair;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const pair *a = x, *b = y;
+    if (a->consumer != b->consumer)
+        return a->consumer < b->consumer ? -1 : 1;
+    if (a->producer != b->producer)
+        return a->producer < b->producer ? -1 : 1;
+    return 0;
+}
+
+/* The last trace's edges as sorted (producer, consumer) pairs. */
+static pair *trace_pairs(int rt, uint64_t *n)
+{
+    const sp_run_trace *tr = sp_worker_last_trace(w[rt]);
+    cr_assert_not_null(tr);
+    cr_assert_eq(tr->edges_dropped, 0);
+    pair *p = calloc(tr->edge_count + 1, sizeof *p);
+    for (uint64_t i = 0; i < tr->edge_count; i++)
+        p[i] = (pair){tr->edges[i].producer, tr->edges[i].consumer};
+    qsort(p, tr->edge_count, sizeof *p, cmp_pair);
+    *n = tr->edge_count;
+    return p;
+}
+
 /* 1. Predicates inside graph tasks: each layer's instance reads the flags
- * its router wrote (other values per layer) and a staged row; the body
- * runs once; the same body called directly gives the same. */
+ * its router wrote (other values per layer) and a staged row, or flags
+ * its body made; the body runs once; the same body called directly gives
+ * the same results and, traced, the same edges pair for pair (so the
+ * predicates' reads are ordered in an instance as one by one). */
 static void predicates_inside_graph_tasks(int rt, int kind)
 {
     static reference ref;
     char what[128];
+    pair *edges[2] = {NULL, NULL};
+    uint64_t edge_count[2] = {0, 0};
     for (uint64_t seed = 1; seed <= 8; seed++)
         for (int mode = TG_GRAPH; mode <= TG_DIRECT; mode++) {
             const int64_t layers = 12;
@@ -325,22 +365,38 @@ static void predicates_inside_graph_tasks(int rt, int kind)
             assert_reference(&j, &ref, &st, what);
             cr_assert_eq(j.report[0], mode == TG_GRAPH ? 1u : (uint64_t)layers,
                          "%s: the body ran %llu times", what, (unsigned long long)j.report[0]);
-            if (seed == 1)
+            if (seed == 1) {
                 assert_trace(rt, &ref, what);
+                edges[mode] = trace_pairs(rt, &edge_count[mode]);
+            }
             job_free(&j);
         }
+    snprintf(what, sizeof what, "%s, %s", rt_name[rt], kind_name[kind]);
+    cr_assert_eq(edge_count[0], edge_count[1], "%s: %llu edges, one by one %llu", what,
+                 (unsigned long long)edge_count[0], (unsigned long long)edge_count[1]);
+    for (uint64_t i = 0; i < edge_count[0]; i++)
+        cr_assert(
+            edges[0][i].producer == edges[1][i].producer &&
+                edges[0][i].consumer == edges[1][i].consumer,
+            "%s: edge %llu is %llu -> %llu, one by one %llu -> %llu", what, (unsigned long long)i,
+            (unsigned long long)edges[0][i].producer, (unsigned long long)edges[0][i].consumer,
+            (unsigned long long)edges[1][i].producer, (unsigned long long)edges[1][i].consumer);
+    free(edges[0]);
+    free(edges[1]);
 }
 
 Test(together, predicates_inside_graph_tasks_hbg)
 {
     predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_ARG);
     predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_HEAP);
+    predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_INNER);
 }
 
 Test(together, predicates_inside_graph_tasks_tmr)
 {
     predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_ARG);
     predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_HEAP);
+    predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_INNER);
 }
 
 /* 2 and 3. Record, then `runs` replays whose flags, data scalar and host
@@ -361,7 +417,10 @@ static void replays_equal_fresh(int rt, int mode, int kind, int runs)
         job_init(&rep, mode, layers, kind, data, seed);
         reference_run(&rep, &ref);
         sp_run_stats fs = run_job(rt, &fresh, &fresh_cfg, what);
-        sp_run_stats rs = run_job(rt, &rep, &auto_cfg, what);
+        /* Every tenth replay traced: its SKIPPED records are this run's. */
+        sp_call_config cfg = auto_cfg;
+        cfg.trace_level = i % 10 == 3 ? SP_TRACE_TASKS : 0;
+        sp_run_stats rs = run_job(rt, &rep, &cfg, what);
         /* A body called directly with graph-scalar sources is never kept. */
         uint32_t want = !rt_replays[rt] || mode == TG_DIRECT_RAW ? SP_RUN_FRESH
                         : i == 0                                 ? SP_RUN_RECORDED
@@ -370,6 +429,8 @@ static void replays_equal_fresh(int rt, int mode, int kind, int runs)
         assert_reference(&rep, &ref, &rs, what);
         assert_same(&fresh, &rep, what);
         cr_assert_eq(fs.skipped, rs.skipped);
+        if (cfg.trace_level)
+            assert_trace(rt, &ref, what);
         if (mode == TG_GRAPH)
             cr_assert_eq(rep.report[0], 1);
         job_free(&fresh);
@@ -382,6 +443,7 @@ static void predicates_under_replay(int rt)
 {
     replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_ARG, 50);
     replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_HEAP, 50);
+    replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_INNER, 50);
 }
 
 Test(together, predicates_under_replay_hbg)
@@ -399,6 +461,7 @@ static void graph_tasks_under_replay(int rt)
     replays_equal_fresh(rt, TG_GRAPH, TG_NO_PRED, 50);
     replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_ARG, 50);
     replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_HEAP, 50);
+    replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_INNER, 50);
 }
 
 Test(together, graph_tasks_under_replay_hbg)
@@ -496,6 +559,7 @@ static void async_lane(int rt)
     two_replays_in_flight(rt, TG_DIRECT, TG_FLAGS_HEAP);
     two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_ARG);
     two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_HEAP);
+    two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_INNER);
 }
 
 Test(together, two_replays_in_flight_each_with_its_flags_hbg)
