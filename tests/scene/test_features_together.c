@@ -443,6 +443,20 @@ static void replays_equal_fresh(int rt, int mode, int kind, int runs)
             cr_assert_eq(rep.report[0], 1);
         job_free(&fresh);
         job_free(&rep);
+        if (i % 17 == 8) {
+            /* A bigger fresh run in a bigger heap moves the slot's staging
+             * and the bank's heap: the next replay patches the predicates'
+             * element addresses with the rest. */
+            job big;
+            job_init(&big, mode == TG_DIRECT_RAW ? TG_DIRECT : mode, TG_LMAX, kind, 5, 99);
+            reference_run(&big, &ref);
+            sp_call_config big_heap = {.heap_bytes = (64ull + (uint64_t)i) << 20,
+                                       .flags = SP_CALL_NO_CHECK};
+            sp_run_stats bs = run_job(rt, &big, &big_heap, "a bigger run");
+            cr_assert_eq(bs.replay, SP_RUN_FRESH);
+            assert_reference(&big, &ref, &bs, "a bigger run");
+            job_free(&big);
+        }
     }
     sp_worker_forget(w[rt], 0, NULL);
 }
