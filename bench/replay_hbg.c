@@ -184,7 +184,7 @@ static int bench(sp_worker *w, sp_worker *wf, int mode, uint64_t n, int rounds)
                    "%.1f us\n",
                    (double)f0 / 1e3, (double)r0 / 1e3);
     }
-    sp_worker_forget(w, 0, NULL);
+    sp_worker_forget(w, 0, NULL, NULL);
     free(rows);
     free(args);
     return rc;

@@ -11,10 +11,12 @@ extern const ex_example ex_bgemm;
 extern const ex_example ex_paged_attention;
 extern const ex_example ex_dummy_chain;
 extern const ex_example ex_control_rw;
+extern const ex_example ex_decoder;
+extern const ex_example ex_moe;
 
 static const ex_example *const examples[] = {
-    &ex_vector_example,  &ex_matmul_diamond, &ex_bgemm,
-    &ex_paged_attention, &ex_dummy_chain,    &ex_control_rw,
+    &ex_vector_example, &ex_matmul_diamond, &ex_bgemm,   &ex_paged_attention,
+    &ex_dummy_chain,    &ex_control_rw,     &ex_decoder, &ex_moe,
 };
 
 const ex_example *const *ex_registry(int *count)

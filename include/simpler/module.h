@@ -157,10 +157,12 @@ typedef int (*simpler_run_trace_fn)(void *ctx, void *run, sp_run_trace *io);
 /* What the context's device is (platform, geometry, memory); SP_ESTATE
  * before simpler_init. */
 typedef int (*simpler_device_info_fn)(void *ctx, sp_device_info *out);
-/* Drop the recorded graph that a run of `callable_id` on `args` would
- * replay (args NULL: every graph of the callable). 0 (also when none was
- * kept) or a status; a graph a prepared run uses is freed at its finalize. */
-typedef int (*simpler_forget_graph_fn)(void *ctx, uint32_t callable_id, const sp_args *args);
+/* Drop the recorded graph that a run of `callable_id` on `args` with
+ * `config` (NULL: a run with none) would replay (args NULL: every graph of
+ * the callable). 0 (also when none was kept) or a status; a graph a
+ * prepared run uses is freed at its finalize. */
+typedef int (*simpler_forget_graph_fn)(void *ctx, uint32_t callable_id, const sp_args *args,
+                                       const sp_call_config *config);
 typedef int (*simpler_graph_cache_info_fn)(void *ctx, sp_graph_cache_info *out);
 
 /* The list of mandatory symbols: X(name). */

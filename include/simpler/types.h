@@ -96,7 +96,8 @@ typedef struct sp_call_config {
      * argument and tensor arrays and its TensorMap), and the most tasks one
      * graph may have; past either the build stops with SP_EGRAPH_LIMIT.
      * 0: SP_DEFAULT_GRAPH_BYTES / SP_DEFAULT_GRAPH_TASKS. tmr streams its
-     * graph through the task window and ignores both. */
+     * graph through the task window; graph_bytes bounds only the submit
+     * stream a run with SP_CALL_REPLAY_AUTO records (0: 64 MiB). */
     uint64_t graph_bytes;
     uint32_t graph_tasks;
     uint32_t reserved;

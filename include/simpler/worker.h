@@ -134,9 +134,12 @@ SP_EXPORT int sp_worker_write_trace_file(sp_worker *w, int format, FILE *f);
  * most settings.graph_cache_count of them in settings.graph_cache_bytes,
  * least recently used dropped first. */
 
-/* Drop the graph a run of callable `id` on `args` would replay (args NULL:
- * every graph of the callable). 0, also when none was kept. */
-SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args);
+/* Drop the graph a run of callable `id` on `args` with `config` (NULL: a
+ * run with none; the key holds the config fields that shape a graph)
+ * would replay; args NULL: every graph of the callable. 0, also when none
+ * was kept. */
+SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args,
+                               const sp_call_config *config);
 /* What the worker keeps: counts, bytes, bounds, and how often it recorded,
  * replayed, evicted and re-recorded. */
 SP_EXPORT int sp_worker_graph_cache_info(sp_worker *w, sp_graph_cache_info *out);

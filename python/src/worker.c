@@ -690,21 +690,22 @@ out:
 
 /* ---- Worker: recorded graphs (replay) ----------------------------------------------- */
 
-/* forget(callable_or_id, tensors=None, scalars=None, **named): drop the
- * graph a run on these arguments would replay (none given: every graph of
- * the callable). A Callable never registered here has none: a no-op. */
+/* forget(callable_or_id, tensors=None, scalars=None, config=None, **named):
+ * drop the graph a run on these arguments with this config would replay
+ * (no arguments given: every graph of the callable). A Callable never
+ * registered here has none: a no-op. */
 static PyObject *worker_forget(SpyWorker *self, PyObject *args, PyObject *kw)
 {
-    PyObject *target = NULL, *tensors = NULL, *scalars = NULL;
-    if (!PyArg_UnpackTuple(args, "forget", 1, 3, &target, &tensors, &scalars))
+    PyObject *target = NULL, *tensors = NULL, *scalars = NULL, *config = NULL;
+    if (!PyArg_UnpackTuple(args, "forget", 1, 4, &target, &tensors, &scalars, &config))
         return NULL;
     PyObject *named = NULL;
     if (kw && PyDict_GET_SIZE(kw)) {
         if (!(named = PyDict_Copy(kw)))
             return NULL;
-        PyObject **slot[2] = {&tensors, &scalars};
-        static const char *const keys[2] = {"tensors", "scalars"};
-        for (int i = 0; i < 2; i++) {
+        PyObject **slot[3] = {&tensors, &scalars, &config};
+        static const char *const keys[3] = {"tensors", "scalars", "config"};
+        for (int i = 0; i < 3; i++) {
             PyObject *v = PyDict_GetItemString(named, keys[i]); /* borrowed, from kw */
             if (!v)
                 continue;
@@ -735,6 +736,14 @@ static PyObject *worker_forget(SpyWorker *self, PyObject *args, PyObject *kw)
     } else if (resolve(self, target, &id, &c)) {
         goto out;
     }
+    const sp_call_config *cfg = NULL;
+    if (config && config != Py_None) {
+        if (!PyObject_TypeCheck(config, &SpyCallConfig_Type)) {
+            PyErr_SetString(PyExc_TypeError, "forget(): config must be a simpler.CallConfig");
+            goto out;
+        }
+        cfg = &((SpyCallConfig *)config)->cfg;
+    }
     int with_args = (tensors && tensors != Py_None) || (scalars && scalars != Py_None) ||
                     (named && PyDict_GET_SIZE(named));
     if (with_args) {
@@ -749,7 +758,7 @@ static PyObject *worker_forget(SpyWorker *self, PyObject *args, PyObject *kw)
     int rc;
     Py_BEGIN_ALLOW_THREADS;
     pthread_mutex_lock(&self->lock);
-    rc = self->w ? sp_worker_forget(self->w, id, a ? &a->args : NULL) : SP_ESTATE;
+    rc = self->w ? sp_worker_forget(self->w, id, a ? &a->args : NULL, cfg) : SP_ESTATE;
     if (rc)
         copy_error(self, err);
     pthread_mutex_unlock(&self->lock);

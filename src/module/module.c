@@ -318,7 +318,8 @@ EXPORT int simpler_unregister_callable(void *ctx, uint32_t id)
     return SP_OK;
 }
 
-EXPORT int simpler_forget_graph(void *ctx, uint32_t callable_id, const sp_args *args)
+EXPORT int simpler_forget_graph(void *ctx, uint32_t callable_id, const sp_args *args,
+                                const sp_call_config *config)
 {
     mod_ctx *c = ctx;
     int rc = need_device(c);
@@ -333,14 +334,15 @@ EXPORT int simpler_forget_graph(void *ctx, uint32_t callable_id, const sp_args *
     rt_graph_key *k = malloc(sizeof *k);
     if (!k)
         return ctx_fail(c, SP_ENOMEM, "forget_graph: no host memory for the key");
-    /* The keys a run on these arguments makes in either checking mode: a
-     * run's config (SP_CALL_CHECK / NO_CHECK) may differ from the context's
-     * default, and forget has no config. */
-    for (int check = 0; check < 2 && rc == SP_OK; check++) {
-        rc = rt_graph_key_build(k, c->callables[callable_id], args, NULL, check);
-        if (rc == SP_OK)
-            rt_graph_cache_forget(&c->graphs, callable_id, k);
-    }
+    /* The key a run on these arguments with this config makes: its
+     * checking mode resolved as prepare resolves it. */
+    rt_prepare p = {.callable = c->callables[callable_id]};
+    if (config)
+        p.config = *config;
+    rt_run_defaults(&p, &c->settings);
+    rc = rt_graph_key_build(k, c->callables[callable_id], args, &p.config, p.check);
+    if (rc == SP_OK)
+        rt_graph_cache_forget(&c->graphs, callable_id, k);
     free(k);
     if (rc == SP_ENOTSUP)
         return SP_OK; /* an orchestration that is never kept */

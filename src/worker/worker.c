@@ -261,11 +261,12 @@ SP_EXPORT int sp_worker_device_info(sp_worker *w, sp_device_info *out)
     return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
 }
 
-SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args)
+SP_EXPORT int sp_worker_forget(sp_worker *w, uint32_t id, const sp_args *args,
+                               const sp_call_config *config)
 {
     if (!w)
         return SP_EINVAL;
-    int rc = w->m.simpler_forget_graph(w->ctx, id, args);
+    int rc = w->m.simpler_forget_graph(w->ctx, id, args, config);
     return rc ? worker_fail(w, rc, "%s", w->m.simpler_last_error(w->ctx)) : SP_OK;
 }
 

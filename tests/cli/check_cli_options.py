@@ -14,7 +14,9 @@
 * --param values of any length, and KEY=@FILE (a 33-sequence paged_attention);
 * --json prints one JSON object;
 * the --rounds progress bar goes to stderr only when it is a terminal, and
-  fits the terminal's width.
+  fits the terminal's width;
+* --replay off|auto|only (issue 16): rounds after the first replay the
+  recorded graph (replayed=K/N), only fails by name when nothing is kept.
 
 usage: check_cli_options.py SIMPLER WORKDIR"""
 import fcntl
@@ -221,6 +223,25 @@ def main():
                        text=True, timeout=240, env=env)
     if "simpler error: device 0" not in p.stderr:
         failures.append(f"SIMPLER_LOG=info: the device's error lines are not shown:\n{p.stderr}")
+
+    # --replay (issue 16): auto records the graph on the first round and
+    # replays it on the others, on both runtimes; only fails by name when
+    # nothing is recorded (a fresh process has nothing); a bad mode is a
+    # usage error.
+    for rt in ("hbg", "tmr"):
+        p = run([simpler, "run", "decoder", "--runtime", rt, "--rounds", "4", "--replay", "auto"],
+                0, f"--replay auto on {rt}")
+        expect(p.stdout, r"^PASS decoder runtime=" + rt + r" .* replayed=3/4$", f"--replay auto on {rt}")
+        j = run_json([simpler, "run", "moe", "--runtime", rt, "--case", "half_empty", "--rounds", "3",
+                      "--replay", "auto"], 0, f"--replay auto --json on {rt}")
+        if j.get("replayed") != 2 or not j.get("skipped"):
+            failures.append(f"moe --replay auto on {rt}: replayed {j.get('replayed')}, skipped "
+                            f"{j.get('skipped')}; want 2 and > 0")
+        p = run([simpler, "run", "vector_example", "--runtime", rt, "--replay", "only"], 1,
+                f"--replay only on {rt}")
+        expect(p.stderr, r"^simpler: SP_EREPLAY_MISS: ", f"--replay only on {rt}")
+    p = run([simpler, "run", "vector_example", "--replay", "sometimes"], 2, "--replay sometimes")
+    expect(p.stderr, r"--replay wants off, auto or only", "--replay sometimes")
 
     for f in failures:
         print("FAIL:", f)

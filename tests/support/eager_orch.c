@@ -1,6 +1,8 @@
 /* The eager reference executor (eager_orch.h): sp_orch_ops on the host,
  * running each task's kernels inside submit. No threads, no graph, no
- * device: what it computes is what the orchestration and kernels mean. */
+ * device: what it computes is what the orchestration and kernels mean.
+ * A graph task runs its body at once; a predicated task is decided at its
+ * submit, when everything before it has run. */
 #include "eager_orch.h"
 
 #include <dlfcn.h>
@@ -73,6 +75,95 @@ static int fill_fresh(eager_orch *eo, sp_tensor *t, int64_t owner, const char *w
     return SP_OK;
 }
 
+static char *element(eager_orch *eo, const sp_tensor *t, int64_t index, const char *op);
+
+/* Element `index` of an integer tensor as int64; 0 or SP_EPREDICATE. */
+static int read_int(eager_orch *eo, const sp_tensor *t, int64_t index, int64_t id, int64_t *v)
+{
+    char what[64];
+    snprintf(what, sizeof what, "task %lld: predicate", (long long)id);
+    const char *p = element(eo, t, index, what);
+    if (!p) {
+        eo->error = SP_EPREDICATE; /* element() named it; the status is the predicate's */
+        return SP_EPREDICATE;
+    }
+    switch (t->dtype) {
+    case SP_DTYPE_I8:
+        *v = *(const int8_t *)p;
+        break;
+    case SP_DTYPE_U8:
+    case SP_DTYPE_BOOL:
+        *v = *(const uint8_t *)p;
+        break;
+    case SP_DTYPE_I16:
+        *v = *(const int16_t *)p;
+        break;
+    case SP_DTYPE_U16:
+        *v = *(const uint16_t *)p;
+        break;
+    case SP_DTYPE_I32:
+        *v = *(const int32_t *)p;
+        break;
+    case SP_DTYPE_U32:
+        *v = *(const uint32_t *)p;
+        break;
+    case SP_DTYPE_I64:
+    case SP_DTYPE_U64:
+        memcpy(v, p, sizeof *v);
+        break;
+    default:
+        return fail(eo, SP_EPREDICATE, "task %lld: predicate tensor has dtype %s, want an integer",
+                    (long long)id, sp_dtype_name(t->dtype));
+    }
+    return SP_OK;
+}
+
+/* A task's predicate (abi >= 2), evaluated now: every earlier task has run.
+ * *run = whether it holds. A predicated task may not have a fresh OUT (a
+ * skip would leave it unset): refused by name whatever the value. */
+static int eval_predicate(eager_orch *eo, const sp_task *task, int64_t id, int *run)
+{
+    *run = 1;
+    if (task->abi < 2 || task->pred_op == SP_PRED_NONE)
+        return SP_OK;
+    if (task->pred_op > SP_PRED_GE)
+        return fail(eo, SP_EPREDICATE, "task %lld: predicate op %d", (long long)id, task->pred_op);
+    if (!task->pred_tensor)
+        return fail(eo, SP_EPREDICATE, "task %lld: predicate with no tensor", (long long)id);
+    for (int i = 0; i < task->tensor_count; i++)
+        if (task->dirs[i] == SP_OUT)
+            return fail(eo, SP_EPREDICATE,
+                        "task %lld: OUT arg %d of a predicated task (a skip would leave it "
+                        "unset): make it SP_OUT_EXISTING or SP_INOUT",
+                        (long long)id, i);
+    int64_t v = 0;
+    int rc = read_int(eo, task->pred_tensor, task->pred_index, id, &v);
+    if (rc != SP_OK)
+        return rc;
+    const int64_t c = task->pred_value;
+    switch (task->pred_op) {
+    case SP_PRED_EQ:
+        *run = v == c;
+        break;
+    case SP_PRED_NE:
+        *run = v != c;
+        break;
+    case SP_PRED_LT:
+        *run = v < c;
+        break;
+    case SP_PRED_LE:
+        *run = v <= c;
+        break;
+    case SP_PRED_GT:
+        *run = v > c;
+        break;
+    default:
+        *run = v >= c;
+        break;
+    }
+    return SP_OK;
+}
+
 static const eager_kernel *find_kernel(const eager_orch *eo, int32_t func_id)
 {
     for (int i = 0; i < eo->kernel_count; i++)
@@ -136,6 +227,16 @@ static int64_t op_submit(sp_orch *o, sp_task *task)
                         (long long)id, task->func_id[lane],
                         kern[i]->core_type == SP_CORE_AIC ? "AIC" : "AIV",
                         want == SP_CORE_AIC ? "AIC" : "AIV");
+    }
+
+    int run = 1;
+    int prc = eval_predicate(eo, task, id, &run);
+    if (prc != SP_OK)
+        return prc;
+    if (!run) { /* retired without running: its outputs keep their contents */
+        eo->tasks++;
+        eo->skipped_tasks++;
+        return id;
     }
 
     /* Arguments: descriptor copies (their addresses are the tensor args),
@@ -272,6 +373,28 @@ static int op_error(sp_orch *o)
     return eager_of(o)->error;
 }
 
+/* A graph task, eagerly: its body runs here, its tasks one by one. */
+static int64_t op_submit_graph(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a, uint64_t key)
+{
+    eager_orch *eo = eager_of(o);
+    (void)key;
+    if (eo->error)
+        return eo->error;
+    if (!fn || !a)
+        return fail(eo, SP_EGRAPH_TASK, "submit_graph: NULL body or arguments");
+    if (a->tensor_count > SP_MAX_GRAPH_TENSORS || a->scalar_count > SP_MAX_GRAPH_SCALARS)
+        return fail(eo, SP_EGRAPH_TASK, "submit_graph: %u tensors / %u scalars, limits %d / %d",
+                    a->tensor_count, a->scalar_count, SP_MAX_GRAPH_TENSORS, SP_MAX_GRAPH_SCALARS);
+    for (uint32_t i = 0; i < a->tensor_count; i++)
+        if (!a->tensors[i].addr || !sp_tensor_is_valid(&a->tensors[i]))
+            return fail(eo, SP_EGRAPH_TASK, "submit_graph: boundary tensor %u is not a valid view",
+                        i);
+    const int64_t before = eo->tasks;
+    eo->graph_tasks++;
+    fn(o, a);
+    return eo->error ? eo->error : eo->tasks - before;
+}
+
 static const sp_orch_ops eager_ops = {
     .abi_version = SP_ORCH_ABI_VERSION,
     .submit = op_submit,
@@ -283,6 +406,7 @@ static const sp_orch_ops eager_ops = {
     .log = op_log,
     .fatal = op_fatal,
     .error = op_error,
+    .submit_graph = op_submit_graph,
 };
 
 void eager_orch_init(eager_orch *eo)

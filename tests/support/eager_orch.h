@@ -9,7 +9,14 @@
  * sp_alloc_tensor buffers are malloc'ed and filled with 0xff bytes (NaN /
  * -1), and eager_orch_run does the same to the run's pure OUT tensors, as a
  * real runtime never stages them in: a kernel that reads an output before
- * writing it fails its check here rather than by luck on a device. */
+ * writing it fails its check here rather than by luck on a device.
+ *
+ * sp_submit_graph calls the body at once (its tasks are submitted one by
+ * one, as a runtime that records must match). A predicated task (sp_task
+ * abi >= 2) is evaluated at its submit, when every earlier task has run:
+ * false retires it without running (counted in tasks and skipped_tasks,
+ * its outputs untouched); a fresh OUT argument, a non-integer predicate
+ * tensor or an element outside it is refused with SP_EPREDICATE. */
 #ifndef SP_TESTS_EAGER_ORCH_H
 #define SP_TESTS_EAGER_ORCH_H
 
@@ -36,9 +43,11 @@ typedef struct eager_orch {
     sp_orch_entry_fn entry;
     sp_orch_config_fn config;
 
-    int64_t tasks;       /* submitted, dummies included */
-    int64_t dummy_tasks; /* of which dummies */
-    int64_t blocks_run;  /* kernel invocations (blocks x lanes) */
+    int64_t tasks;         /* submitted, dummies included */
+    int64_t dummy_tasks;   /* of which dummies */
+    int64_t blocks_run;    /* kernel invocations (blocks x lanes) */
+    int64_t skipped_tasks; /* predicated tasks whose predicate was false */
+    int64_t graph_tasks;   /* sp_submit_graph calls */
     int scope_depth;
     int error; /* first error, 0 if none */
     char msg[512];

@@ -22,10 +22,4 @@
  * prefixed "orchestration:"; an unknown level logs as info. */
 void rt_orch_log(sp_orch *o, int level, const char *msg);
 
-/* A graph task submitted one by one: checks a's counts and calls fn. The
- * runtimes' submit_graph until they record (and the form they fall back
- * to when a record does not fit). Returns 0 or a negative status. */
-int64_t rt_orch_submit_graph_direct(sp_orch *o, sp_graph_fn fn, const sp_graph_args *a,
-                                    uint64_t key);
-
 #endif

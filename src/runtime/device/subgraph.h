@@ -10,8 +10,9 @@
  * dependencies, so only the boundary arguments meet the TensorMap, and the
  * instance's edges to the rest of the graph are those one-by-one
  * submission gives. Records live in a bounded region the runtime hands
- * over (hbg: a host buffer of the run's store; tmr: a block of the run's
- * shared memory) and last one run; nothing is allocated per call. */
+ * over (hbg: a host buffer of the run's store; tmr: a block at the far end
+ * of the run's heap ring, carved at the first graph task) and last one
+ * run; nothing is allocated per call. */
 #ifndef RT_DEVICE_SUBGRAPH_H
 #define RT_DEVICE_SUBGRAPH_H
 

@@ -149,22 +149,30 @@ static void skip_block(hbg_rt *r, uint32_t task)
         sp_chip_event_notify(r->chip);
 }
 
-static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+/* Pop the next block that runs from queue q (task index + 1, 0: empty):
+ * blocks of a task whose predicate is false are finished on the way. */
+static uint32_t pop_runnable(hbg_rt *r, int q)
 {
-    hbg_rt *r = rt;
     uint32_t v;
     while ((v = queue_pop(r, q)) != 0) {
         hbg_task *t = &r->tasks[v - 1];
-        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(r, t)) {
-            skip_block(r, v - 1);
-            continue;
-        }
-        *task = v - 1;
-        /* Relaxed: block numbers only need to be unique, not ordered. */
-        *block = atomic_fetch_add_explicit(&t->next_block, 1, memory_order_relaxed);
-        return true;
+        if (__builtin_expect(t->pred_op == SP_PRED_NONE, 1) || !pred_skips(r, t))
+            return v;
+        skip_block(r, v - 1);
     }
-    return false;
+    return 0;
+}
+
+static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+{
+    hbg_rt *r = rt;
+    uint32_t v = pop_runnable(r, q);
+    if (!v)
+        return false;
+    *task = v - 1;
+    /* Relaxed: block numbers only need to be unique, not ordered. */
+    *block = atomic_fetch_add_explicit(&r->tasks[v - 1].next_block, 1, memory_order_relaxed);
+    return true;
 }
 
 static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
@@ -220,19 +228,12 @@ static bool hook_failed(void *rt)
 
 static bool hook_pop_dummy(void *rt, uint64_t *task, uint64_t *submit_ns)
 {
-    hbg_rt *r = rt;
-    uint32_t v;
-    while ((v = queue_pop(r, SP_Q_DUMMY)) != 0) {
-        hbg_task *t = &r->tasks[v - 1];
-        if (__builtin_expect(t->pred_op != SP_PRED_NONE, 0) && pred_skips(r, t)) {
-            skip_block(r, v - 1);
-            continue;
-        }
-        *task = v - 1;
-        *submit_ns = 0; /* hbg's tasks all exist before the launch */
-        return true;
-    }
-    return false;
+    uint32_t v = pop_runnable(rt, SP_Q_DUMMY);
+    if (!v)
+        return false;
+    *task = v - 1;
+    *submit_ns = 0; /* hbg's tasks all exist before the launch */
+    return true;
 }
 
 static void hook_complete(void *rt, uint64_t task)

@@ -19,6 +19,7 @@
 #include "runtime/device/tensormap.h"
 #include "runtime/device/trace_write.h"
 #include "runtime/tensormap_and_ringbuffer/device/heap_ring.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_record.h"
 #include "simpler/orchestration.h"
 
 #define TMR_MAGIC 0x52465542474e4952ull /* "RINGBUFR" */
@@ -47,7 +48,10 @@ typedef struct tmr_task {
     uint8_t shape;
     uint8_t scope_depth; /* 0: not held by a scope */
     uint16_t hold_count; /* producers this task holds (released on completion) */
+    uint8_t tensor_count;
+    uint8_t scalar_count;
     uint64_t heap_end;   /* heap ring offset after this task's outputs */
+    uint64_t heap_need;  /* bytes its outputs took from the heap ring */
     uint64_t submit_ns;  /* sp__ticks() at publication (traces) */
     uint32_t check_mask; /* checking mode: arguments whose red zones completion verifies */
     /* The predicate (sp_pred_op, SP_PRED_NONE: none) and its element's
@@ -56,11 +60,13 @@ typedef struct tmr_task {
     uint8_t pred_dtype;
     uint64_t pred_addr;
     int64_t pred_value;
+    int64_t pred_owner; /* a runtime-owned predicate tensor's creator, else SP_NO_TASK */
     /* One per dependency (each has an edge node below), plus one that
      * keeps the creators of runtime-owned inputs alive. */
     int64_t holds[TMR_MAX_HOLDS + 1];
     uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
     uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
+    uint8_t dirs[SP_MAX_TASK_TENSORS];
     sp_tensor tensors[SP_MAX_TASK_TENSORS];
 } tmr_task;
 
@@ -106,7 +112,9 @@ typedef struct tmr_orch {
     bool subgraph_tried;  /* the region was carved, or could not be */
     char msg[256];
     rt_trace_writer trace; /* the orchestrator's records (level >= 3) */
-    pthread_t thread;      /* the one thread sp_orch may be called from */
+    tmr_recorder recorder;
+    tmr_recorder *rec; /* &recorder while recording, else NULL */
+    pthread_t thread;  /* the one thread sp_orch may be called from */
 } tmr_orch;
 
 typedef struct tmr_ctl {
@@ -133,6 +141,11 @@ typedef struct tmr_ctl {
     uint64_t orch_end_ns;
     uint64_t orch_begin_ns;
     rt_trace_buf *trace; /* NULL: not traced */
+    /* Replay across runs: a recorded stream's buffer (tmr_record.h), 0:
+     * none. replay 0: record into it while the orchestration runs; 1:
+     * replay it instead of calling the orchestration. */
+    tmr_rec_header *rec;
+    uint32_t replay;
     _Atomic uint64_t first_complete_ns;
 
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */

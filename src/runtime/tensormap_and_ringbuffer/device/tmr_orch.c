@@ -6,7 +6,11 @@
  * unfinished producer's fan-out, and becomes ready at once if nothing is
  * pending. Slots and heap are reclaimed strictly in order behind the
  * retirement watermark. Everything here is device memory; only this thread
- * writes the orchestrator state, so it takes no locks. */
+ * writes the orchestrator state, so it takes no locks. The publish half of
+ * a submit (pins, room, holds, links, readiness: tmr_orch.h) is shared with
+ * the replay driver (tmr_replay.c) and graph tasks; a recorded run's
+ * recorder (tmr_record.c) hooks into it, the scopes, allocations and
+ * control reads. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +23,9 @@
 #include "runtime/device/orch_guard.h"
 #include "runtime/device/orch_ops.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_orch.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_queue.h"
+#include "runtime/tensormap_and_ringbuffer/device/tmr_replay.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
@@ -43,6 +49,11 @@ static int orch_fail(tmr_orch *o, int status, const char *fmt, ...)
 static int orch_error(tmr_orch *o)
 {
     return atomic_load_explicit(&o->ctl->error, memory_order_acquire);
+}
+
+int tmr_orch_error(tmr_orch *o)
+{
+    return orch_error(o);
 }
 
 /* sp_orch is single-threaded: a call from a thread other than the one
@@ -234,12 +245,6 @@ static bool hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
     }
 }
 
-static void unpin(tmr_ctl *c, const int64_t *pins, int n)
-{
-    for (int k = 0; k < n; k++)
-        atomic_fetch_sub_explicit(&tmr_slot(c, pins[k])->refs, 1, memory_order_release);
-}
-
 /* True if the task holds a producer no younger than `p` (which then
  * cannot retire before the task completes either). */
 static bool holds_at_or_before(const tmr_task *t, int64_t p)
@@ -250,27 +255,130 @@ static bool holds_at_or_before(const tmr_task *t, int64_t p)
     return false;
 }
 
+/* ---- the publish half: shared by submit, replay and graph tasks ------------ */
+
+void tmr_unpin(tmr_orch *o, tmr_pins *p)
+{
+    for (int k = 0; k < p->n; k++)
+        atomic_fetch_sub_explicit(&tmr_slot(o->ctl, p->id[k])->refs, 1, memory_order_release);
+    p->n = 0;
+}
+
+int tmr_pin(tmr_orch *o, tmr_pins *p, int64_t id, int arg, int64_t owner)
+{
+    tmr_ctl *c = o->ctl;
+    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    if (owner < retired) {
+        tmr_unpin(o, p);
+        return orch_fail(o, SP_ETENSOR_RETIRED,
+                         "task %lld: argument %d was made by task %lld, retired (watermark "
+                         "%lld) and its buffer reused",
+                         (long long)id, arg, (long long)owner, (long long)retired);
+    }
+    for (int k = 0; k < p->n; k++)
+        if (p->id[k] == owner)
+            return SP_OK;
+    p->id[p->n++] = owner;
+    /* Relaxed: only this thread retires, and it is this thread. */
+    atomic_fetch_add_explicit(&tmr_slot(c, owner)->refs, 1, memory_order_relaxed);
+    return SP_OK;
+}
+
+int tmr_reserve(tmr_orch *o, tmr_pins *p, uint64_t need, uint32_t map_need, uint64_t *at)
+{
+    int rc;
+    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
+        (map_need && (rc = wait_for_room(o, WAIT_MAP, map_need)))) {
+        tmr_unpin(o, p);
+        return rc;
+    }
+    *at = tmr_heap_ring_fit(&o->heap, need, ring_empty(o));
+    tmr_heap_ring_take(&o->heap, *at, need);
+    return SP_OK;
+}
+
+int64_t tmr_publish(tmr_orch *o, tmr_task *t, const rt_dep_list *deps, tmr_pins *pins,
+                    const uint16_t *scalar_src)
+{
+    tmr_ctl *c = o->ctl;
+    int64_t id = t->id;
+    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    if (o->rec)
+        tmr_record_task(o->rec, o, t, deps, scalar_src);
+    t->scope_depth = (uint8_t)o->scope_depth;
+    t->hold_count = 0;
+    t->submit_ns = c->trace ? sp__ticks() : 0; /* traces only; rdtsc can trap in a VM */
+    atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->blocks_left, t->block_num, memory_order_relaxed);
+    atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
+    atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
+
+    /* Producers still in the ring: hold them, and wait for those we depend on. */
+    /* Count every edge (and the guard) up front, before the first link
+     * publishes the slot to a completer: one store instead of an add per
+     * edge, and one subtraction below for the guard and the edges that did
+     * not link. Relaxed: the link's release CAS publishes it. */
+    atomic_store_explicit(&t->fanin_left, 1u + deps->count, memory_order_relaxed);
+    uint32_t linked = 0;
+    for (uint32_t i = 0; i < deps->count; i++)
+        if (deps->producer[i] >= retired)
+            linked += hold_producer(c, t, deps->producer[i], true);
+    /* A runtime-owned argument keeps its creator's buffer alive until we
+     * finish. Tasks retire strictly in order, so one hold on the oldest
+     * such creator keeps every newer one too, and a producer held above at
+     * or before it already does: at most one hold, in the entry reserved
+     * for it, however many producers the task has. */
+    int64_t keep = INT64_MAX;
+    for (int i = 0; i < t->tensor_count; i++) {
+        int64_t p = t->tensors[i].owner_task;
+        if (p != SP_NO_TASK && p != id && p >= retired && p < keep &&
+            (t->tensors[i].flags & SP_TENSOR_RUNTIME_OWNED))
+            keep = p;
+    }
+    if (t->pred_op != SP_PRED_NONE && t->pred_owner != SP_NO_TASK && t->pred_owner >= retired &&
+        t->pred_owner < keep)
+        keep = t->pred_owner; /* the predicate's buffer, read at pop */
+    if (keep != INT64_MAX && !holds_at_or_before(t, keep))
+        hold_producer(c, t, keep, false);
+    tmr_unpin(o, pins); /* the holds above keep what is still needed */
+    if (c->trace)
+        for (uint32_t i = 0; i < deps->count; i++)
+            rt_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
+    c->edges += deps->count;
+    /* Release: schedulers that see the new count see the whole slot. */
+    atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
+    uint32_t drop = 1u + deps->count - linked;
+    if (!linked) {
+        /* No completer can count us down: no RMW needed. Relaxed: nobody
+         * else reads fanin_left of an unlinked task. */
+        atomic_store_explicit(&t->fanin_left, 0, memory_order_relaxed);
+        tmr_make_ready(c, o->chip, id);
+    } else if (atomic_fetch_sub_explicit(&t->fanin_left, drop, memory_order_acq_rel) == drop) {
+        tmr_make_ready(c, o->chip, id);
+    }
+    return id;
+}
+
+/* ---- submit: validate and derive, then publish ------------------------------ */
+
 /* A predicated task reads its predicate's tensor like an input: a
- * runtime-owned one's creator is pinned as the arguments' are (the caller
- * unpins `pins` on failure). 0 or SP_ETENSOR_RETIRED. */
-static int pred_pin(tmr_orch *o, const sp_task *task, int64_t id, int64_t retired, int64_t *pins,
-                    int *npins)
+ * runtime-owned one's creator is pinned as the arguments' are. 0, or
+ * SP_ETENSOR_RETIRED (the pins released). */
+static int pred_pin(tmr_orch *o, const sp_task *task, int64_t id, tmr_pins *pins)
 {
     const sp_tensor *x = rt_task_has_predicate(task) ? task->pred_tensor : NULL;
     if (!x || !(x->flags & SP_TENSOR_RUNTIME_OWNED) || x->owner_task == SP_NO_TASK)
         return SP_OK;
-    if (x->owner_task < retired)
+    int64_t retired = atomic_load_explicit(&o->ctl->retired, memory_order_relaxed);
+    if (x->owner_task < retired) {
+        tmr_unpin(o, pins);
         return orch_fail(o, SP_ETENSOR_RETIRED,
                          "task %lld: its predicate's tensor was made by task %lld, retired "
                          "(watermark %lld) and its buffer reused",
                          (long long)id, (long long)x->owner_task, (long long)retired);
-    for (int k = 0; k < *npins; k++)
-        if (pins[k] == x->owner_task)
-            return SP_OK;
-    pins[(*npins)++] = x->owner_task;
-    /* Relaxed: only this thread retires, and it is this thread. */
-    atomic_fetch_add_explicit(&tmr_slot(o->ctl, x->owner_task)->refs, 1, memory_order_relaxed);
-    return SP_OK;
+    }
+    return tmr_pin(o, pins, id, task->tensor_count, x->owner_task);
 }
 
 static int64_t op_submit(sp_orch *so, sp_task *task)
@@ -303,60 +411,33 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
                          (long long)id, (unsigned long long)need, (unsigned long long)o->heap.size);
     /* Pin the creators of runtime-owned inputs while this task waits for
      * room, so making room never reclaims what the task is about to read. */
-    int64_t pins[SP_MAX_TASK_TENSORS + 1]; /* + the predicate's */
-    int npins = 0;
-    int64_t retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
+    tmr_pins pins = {.n = 0};
     for (int i = 0; i < task->tensor_count; i++) {
         const sp_tensor *x = task->tensors[i];
         if (task->dirs[i] == SP_OUT || !(x->flags & SP_TENSOR_RUNTIME_OWNED) ||
             x->owner_task == SP_NO_TASK)
             continue;
-        if (x->owner_task < retired) {
-            unpin(c, pins, npins);
-            return orch_fail(o, SP_ETENSOR_RETIRED,
-                             "task %lld: argument %d was made by task %lld, retired (watermark "
-                             "%lld) and its buffer reused",
-                             (long long)id, i, (long long)x->owner_task, (long long)retired);
-        }
-        bool seen = false;
-        for (int k = 0; k < npins && !seen; k++)
-            seen = pins[k] == x->owner_task;
-        if (!seen) {
-            pins[npins++] = x->owner_task;
-            /* Relaxed: only this thread retires, and it is this thread. */
-            atomic_fetch_add_explicit(&tmr_slot(c, x->owner_task)->refs, 1, memory_order_relaxed);
-        }
+        if ((rc = tmr_pin(o, &pins, id, i, x->owner_task)) != SP_OK)
+            return rc;
     }
-    if ((rc = pred_pin(o, task, id, retired, pins, &npins)) != SP_OK) {
-        unpin(c, pins, npins);
+    if ((rc = pred_pin(o, task, id, &pins)) != SP_OK)
         return rc;
-    }
-    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
-        (rc = wait_for_room(o, WAIT_MAP, task->tensor_count + rt_task_has_predicate(task)))) {
-        unpin(c, pins, npins);
+    uint64_t at;
+    if ((rc = tmr_reserve(o, &pins, need, task->tensor_count + rt_task_has_predicate(task), &at)) !=
+        SP_OK)
         return rc;
-    }
-    retired = atomic_load_explicit(&c->retired, memory_order_relaxed);
 
     tmr_task *t = tmr_slot(c, id);
-    uint64_t at = tmr_heap_ring_fit(&o->heap, need, ring_empty(o));
-    uint64_t heap_end = tmr_heap_ring_take(&o->heap, at, need);
     bool manual = o->scope_depth && o->scopes[o->scope_depth - 1].mode == SP_SCOPE_MANUAL;
     t->id = id;
     t->shape = task->shape;
     t->block_num = task->block_num;
+    t->tensor_count = task->tensor_count;
+    t->scalar_count = task->scalar_count;
+    memcpy(t->dirs, task->dirs, task->tensor_count);
     memcpy(t->kernel, kernel, sizeof t->kernel);
-    t->scope_depth = (uint8_t)o->scope_depth;
-    t->hold_count = 0;
-    t->heap_end = heap_end;
-    t->submit_ns = c->trace ? sp__ticks() : 0; /* traces only; rdtsc can trap in a VM */
-    atomic_store_explicit(&t->fanout_head, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->next_block, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->blocks_left, task->block_num, memory_order_relaxed);
-    /* The guard: held above zero until every producer is linked. */
-    atomic_store_explicit(&t->fanin_left, 1, memory_order_relaxed);
-    atomic_store_explicit(&t->refs, 1u + (o->scope_depth ? 1u : 0u), memory_order_relaxed);
-    atomic_store_explicit(&t->state, TMR_SLOT_PENDING, memory_order_relaxed);
+    t->heap_end = o->heap.head;
+    t->heap_need = need;
 
     rt_dep_list *deps = &o->deps;
     deps->count = 0;
@@ -394,7 +475,11 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         t->args[task->tensor_count + i] = task->scalars[i];
     /* The predicate's element is read: the task waits for its writers. */
     t->pred_op = SP_PRED_NONE;
+    t->pred_owner = SP_NO_TASK;
     if (rt_task_has_predicate(task)) {
+        const sp_tensor *px = task->pred_tensor;
+        if (px->owner_task != id && (px->flags & SP_TENSOR_RUNTIME_OWNED))
+            t->pred_owner = px->owner_task; /* its buffer is read at pop: held in publish */
         t->pred_op = o->pred.op;
         t->pred_dtype = o->pred.dtype;
         t->pred_addr = o->pred.addr;
@@ -408,56 +493,29 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     if (rc) {
         /* Nothing is linked yet: the slot stays unpublished and is reused. */
         o->heap.head = at;
-        unpin(c, pins, npins);
+        tmr_unpin(o, &pins);
         return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
                          deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
     }
+    if (o->rec && task->abi >= 2 && task->pred_op != SP_PRED_NONE)
+        tmr_record_abandon(o->rec, TMR_REC_PREDICATE);
+    return tmr_publish(o, t, deps, &pins, task->abi >= 2 ? task->scalar_src : NULL);
+}
 
-    /* Producers still in the ring: hold them, and wait for those we depend on. */
-    /* Count every edge (and the guard) up front, before the first link
-     * publishes the slot to a completer: one store instead of an add per
-     * edge, and one subtraction below for the guard and the edges that did
-     * not link. Relaxed: the link's release CAS publishes it. */
-    atomic_store_explicit(&t->fanin_left, 1u + deps->count, memory_order_relaxed);
-    uint32_t linked = 0;
-    for (uint32_t i = 0; i < deps->count; i++)
-        if (deps->producer[i] >= retired)
-            linked += hold_producer(c, t, deps->producer[i], true);
-    /* A runtime-owned argument keeps its creator's buffer alive until we
-     * finish. Tasks retire strictly in order, so one hold on the oldest
-     * such creator keeps every newer one too, and a producer held above at
-     * or before it already does: at most one hold, in the entry reserved
-     * for it, however many producers the task has. */
-    int64_t keep = INT64_MAX;
-    for (int i = 0; i < task->tensor_count; i++) {
-        int64_t p = task->tensors[i]->owner_task;
-        if (p != SP_NO_TASK && p != id && p >= retired && p < keep &&
-            (task->tensors[i]->flags & SP_TENSOR_RUNTIME_OWNED))
-            keep = p;
-    }
-    const sp_tensor *px = rt_task_has_predicate(task) ? task->pred_tensor : NULL;
-    if (px && px->owner_task != SP_NO_TASK && px->owner_task != id && px->owner_task >= retired &&
-        px->owner_task < keep && (px->flags & SP_TENSOR_RUNTIME_OWNED))
-        keep = px->owner_task; /* the predicate's buffer, read at pop */
-    if (keep != INT64_MAX && !holds_at_or_before(t, keep))
-        hold_producer(c, t, keep, false);
-    unpin(c, pins, npins); /* the holds above keep what is still needed */
-    if (c->trace)
-        for (uint32_t i = 0; i < deps->count; i++)
-            rt_trace_edge_add(c->trace, (uint64_t)deps->producer[i], (uint64_t)id, deps->kind[i]);
-    c->edges += deps->count;
-    /* Release: schedulers that see the new count see the whole slot. */
-    atomic_store_explicit(&c->submitted, id + 1, memory_order_release);
-    uint32_t drop = 1u + deps->count - linked;
-    if (!linked) {
-        /* No completer can count us down: no RMW needed. Relaxed: nobody
-         * else reads fanin_left of an unlinked task. */
-        atomic_store_explicit(&t->fanin_left, 0, memory_order_relaxed);
-        tmr_make_ready(c, o->chip, id);
-    } else if (atomic_fetch_sub_explicit(&t->fanin_left, drop, memory_order_acq_rel) == drop) {
-        tmr_make_ready(c, o->chip, id);
-    }
-    return id;
+int tmr_static_carve(tmr_orch *o, uint64_t bytes, uint64_t *top)
+{
+    if (bytes > o->static_top)
+        return orch_fail(o, SP_EHEAP_TOO_SMALL, "alloc_tensor: %llu bytes exceed the heap",
+                         (unsigned long long)bytes);
+    uint64_t at = o->static_top - bytes;
+    /* Run-long allocations come from the heap's far end; the ring shrinks. */
+    int rc = wait_for_room(o, WAIT_STATIC, at);
+    if (rc != SP_OK)
+        return rc;
+    o->static_top = at;
+    o->heap.size = at;
+    *top = at;
+    return SP_OK;
 }
 
 static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
@@ -473,15 +531,9 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     /* Checking mode: red zones on both sides, inside the carve. */
     const uint64_t rz = o->ctl->redzones ? SP_REDZONE_BYTES : 0;
     uint64_t bytes = ALIGN64((uint64_t)sp_tensor_numel(x) * sp_tensor_elem_size(x)) + 2 * rz;
-    if (bytes > o->static_top)
-        return orch_fail(o, SP_EHEAP_TOO_SMALL, "alloc_tensor: %llu bytes exceed the heap",
-                         (unsigned long long)bytes);
-    uint64_t top = o->static_top - bytes;
-    /* Run-long allocations come from the heap's far end; the ring shrinks. */
-    if ((rc = wait_for_room(o, WAIT_STATIC, top)) != SP_OK)
+    uint64_t top = 0;
+    if ((rc = tmr_static_carve(o, bytes, &top)) != SP_OK)
         return rc;
-    o->static_top = top;
-    o->heap.size = top;
     int64_t shape[SP_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     sp_tensor_init(x, o->ctl->heap_base + top + rz, x->dtype, x->ndim, shape);
@@ -489,6 +541,8 @@ static int op_alloc_tensor(sp_orch *so, sp_tensor *x)
     x->flags |= SP_TENSOR_RUNTIME_OWNED;
     if (rz)
         rt_redzone_fill(x->addr, x->buf_bytes);
+    if (o->rec)
+        tmr_record_op(o->rec, TMR_OP_ALLOC, bytes, x->buf_bytes);
     return SP_OK;
 }
 
@@ -500,6 +554,13 @@ static int op_scope_begin(sp_orch *so, int mode)
     int rc = orch_error(o);
     if (rc)
         return rc;
+    if ((rc = tmr_scope_open(o, mode)) == SP_OK && o->rec)
+        tmr_record_op(o->rec, TMR_OP_SCOPE_BEGIN, (uint64_t)mode, 0);
+    return rc;
+}
+
+int tmr_scope_open(tmr_orch *o, int mode)
+{
     if (mode != SP_SCOPE_AUTO && mode != SP_SCOPE_MANUAL)
         return orch_fail(o, SP_EINVAL, "scope_begin: unknown mode %d", mode);
     if (o->scope_depth >= TMR_MAX_SCOPES)
@@ -527,6 +588,11 @@ static void scope_release(tmr_orch *o)
     o->scope_depth--;
 }
 
+void tmr_scope_close(tmr_orch *o)
+{
+    scope_release(o);
+}
+
 static int op_scope_end(sp_orch *so)
 {
     tmr_orch *o = (tmr_orch *)so;
@@ -538,6 +604,8 @@ static int op_scope_end(sp_orch *so)
     if (o->scope_depth == 0)
         return orch_fail(o, SP_ESCOPE, "scope_end without a scope_begin");
     scope_release(o);
+    if (o->rec)
+        tmr_record_op(o->rec, TMR_OP_SCOPE_END, 0, 0);
     return SP_OK;
 }
 
@@ -568,7 +636,8 @@ static int wait_tasks(tmr_orch *o, const int64_t *ids, uint32_t n, const char *w
 
 /* Shared part of read and write: locate the element, wait for the tasks
  * that must finish first (its writers; for a write, its readers too). */
-static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool write, void **addr)
+static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool write, void **addr,
+                           int *arg, uint64_t *arg_off)
 {
     const char *what = write ? "tensor_write" : "tensor_read";
     uint64_t off;
@@ -580,11 +649,14 @@ static int control_element(tmr_orch *o, const sp_tensor *t, int64_t index, bool 
     /* Tasks' accesses to a staged buffer are keyed on its base (rehomed),
      * so look there; a heap tensor keeps its own address. */
     uint64_t key = t->addr, at = off;
+    *arg = -1;
     for (uint32_t i = 0; !known && i < o->check.range_count; i++)
         if ((known = rt_range_holds(&o->ranges[i], t->addr, t->buf_bytes))) {
             key = o->ranges[i].dev;
             at = off + (t->addr - key);
+            *arg = (int)i;
         }
+    *arg_off = at;
     if (!known)
         return orch_fail(o, SP_EBOUNDS, "%s: tensor 0x%llx is in no device buffer of this run",
                          what, (unsigned long long)t->addr);
@@ -615,9 +687,15 @@ static int op_tensor_read(sp_orch *so, const sp_tensor *t, int64_t index, void *
     if (!out)
         return orch_fail(o, SP_EINVAL, "tensor_read: NULL destination");
     void *src;
-    if ((rc = control_element(o, t, index, false, &src)) != SP_OK)
+    int arg;
+    uint64_t at;
+    if ((rc = control_element(o, t, index, false, &src, &arg, &at)) != SP_OK)
         return rc;
     memcpy(out, src, sp_tensor_elem_size(t));
+    /* A recording keeps what it read of the run's staged data (a replay
+     * needs the same values); a value a task made ends the recording. */
+    if (o->rec)
+        tmr_record_read(o->rec, arg, at, (uint32_t)sp_tensor_elem_size(t), src);
     return SP_OK;
 }
 
@@ -632,8 +710,12 @@ static int op_tensor_write(sp_orch *so, const sp_tensor *t, int64_t index, const
     if (!v)
         return orch_fail(o, SP_EINVAL, "tensor_write: NULL value");
     void *dst;
-    if ((rc = control_element(o, t, index, true, &dst)) != SP_OK)
+    int arg;
+    uint64_t at;
+    if ((rc = control_element(o, t, index, true, &dst, &arg, &at)) != SP_OK)
         return rc;
+    if (o->rec)
+        tmr_record_abandon(o->rec, TMR_REC_WRITE); /* writes are not replayed */
     memcpy(dst, v, sp_tensor_elem_size(t));
     return SP_OK;
 }
@@ -761,6 +843,10 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->heap.size = c->heap_bytes;
     o->static_top = c->heap_bytes;
     rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks, NULL, 0);
+    if (c->rec && !c->replay) {
+        tmr_record_begin(&o->recorder, c->rec, c->args.tensor_count);
+        o->rec = &o->recorder;
+    }
     for (uint32_t i = 0; i < c->args.tensor_count; i++)
         o->ranges[i] =
             (rt_range){.dev = c->args.tensors[i].addr, .bytes = c->args.tensors[i].buf_bytes};
@@ -807,8 +893,17 @@ int tmr_orchestrate(tmr_ctl *c, sp_chip *chip)
          * watchdog) and ended the run: then the run, and maybe the memory
          * under `c`, belong to someone else now. */
         orch_claim claim = {.chip = chip, .index = self_index};
-        int sig = rt_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
+        int sig = 0;
+        /* A replay calls no user code: the driver runs unguarded (its
+         * waits have the backstop), the orchestration not at all. */
+        if (c->replay) {
+            tmr_replay_run(o, c->rec);
+            if (!still_mine(&claim))
+                sig = SP_FAULT_ABANDONED; /* given up, as an orchestration may be */
+        } else {
+            sig = rt_orch_guarded_call(c->entry, &o->orch, &c->args, c->orch_timeout_ns, still_mine,
                                        &claim);
+        }
         if (sig == SP_FAULT_ABANDONED)
             return SP_OK;
         if (sig == SP_FAULT_INTERRUPT)

@@ -18,6 +18,7 @@
 #include "runtime/host/trace_read.h"
 #include "runtime/runtime.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_device.h"
+#include "runtime/tensormap_and_ringbuffer/host/tmr_graph.h"
 #include "simpler/status.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
@@ -29,6 +30,7 @@ struct rt_run {
     uint64_t build_ns;
     tmr_ctl result; /* the control block read back after the run */
     int have_result;
+    tmr_replay_state replay; /* recorded / replayed graph (tmr_graph.h) */
 };
 _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run through h");
 
@@ -115,19 +117,35 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     r->threads = threads;
     uint64_t t0 = sp_now_ns();
     bool check = p->check;
+    uint64_t image_bytes;
+    /* Before staging: a replay-only run with nothing to replay stops here. */
+    if ((rc = tmr_graph_plan(&r->replay, p, &image_bytes)) != SP_OK) {
+        free(r);
+        return rc;
+    }
     rc = rt_staging_stage(&r->h.staging, p->api, p->args, false, check, p->err, p->err_len);
     if (rc) {
+        tmr_graph_release(&r->replay);
         free(r);
         return rc;
     }
     const rt_loaded_callable *lc = p->callable;
     tmr_shm_layout l = layout_of(lc, window);
-    sp_arena_request req = {.heap_bytes = heap, .shm_bytes = l.total, .image_bytes = 0};
+    sp_arena_request req = {.heap_bytes = heap, .shm_bytes = l.total, .image_bytes = image_bytes};
     rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
+    if (rc == SP_EDEVMEM && r->replay.recording) {
+        /* No device memory for the stream's buffer: the run goes on fresh. */
+        tmr_graph_release(&r->replay);
+        r->replay.recording = false;
+        req.image_bytes = 0;
+        rc = sp_host_arena_commit(p->api, &req, &r->h.arena);
+    }
     if (rc) {
         snprintf(p->err, p->err_len,
-                 "arena commit (heap %llu, ring state %llu bytes for a %u-slot window): %s",
-                 (unsigned long long)heap, (unsigned long long)l.total, window, sp_status_name(rc));
+                 "arena commit (heap %llu, ring state %llu bytes for a %u-slot window, recorded "
+                 "stream %llu): %s",
+                 (unsigned long long)heap, (unsigned long long)l.total, window,
+                 (unsigned long long)req.image_bytes, sp_status_name(rc));
         goto fail;
     }
     size_t host_bytes = sizeof(tmr_ctl) + l.callable_bytes;
@@ -159,6 +177,9 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     c->orch_timeout_ns = p->orch_timeout_ns;
     c->redzones = check;
     c->args = r->h.staging.device_args;
+    if ((rc = tmr_graph_place(&r->replay, p->api, r->h.arena.image, c, p->err, p->err_len)) !=
+        SP_OK)
+        goto fail;
     r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][0] = t0;
     r->h.trace.phase_ns[SP_TRACE_PHASE_STAGE][1] = sp_now_ns();
     if (p->config.trace_level) {
@@ -181,6 +202,7 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     *out = r;
     return SP_OK;
 fail:
+    tmr_graph_release(&r->replay);
     rt_trace_dev_free(&r->h.trace, p->api);
     rt_staging_release(&r->h.staging, p->api);
     free(r);
@@ -214,6 +236,10 @@ static int collect(rt_run *r, int rc)
         snprintf(err, err_len, "%s", r->result.message);
     else if (rc)
         snprintf(err, err_len, "device side failed: %s", sp_status_name(rc));
+    /* Only a run that completed without any error keeps its recording. */
+    tmr_graph_complete(&r->replay, r->h.api,
+                       rc == SP_OK && r->have_result &&
+                           atomic_load_explicit(&r->result.error, memory_order_relaxed) == 0);
     return rc;
 }
 
@@ -234,6 +260,8 @@ static void run_stats(const rt_run *r, sp_run_stats *out)
     memset(out, 0, sizeof *out);
     out->build_ns = r->build_ns;
     out->device_ns = r->h.device_ns;
+    out->replay = r->replay.mode;
+    out->patch_bytes = r->replay.patch_bytes;
     if (!r->have_result)
         return;
     const tmr_ctl *c = &r->result;
@@ -256,6 +284,12 @@ static int run_trace(rt_run *r, sp_run_trace *io)
     return rt_host_run_trace(&r->h, r->threads, io);
 }
 
+static int run_finalize(rt_run *r, int completed_ok)
+{
+    tmr_graph_release(&r->replay);
+    return rt_run_finalize(r, completed_ok);
+}
+
 const rt_ops tmr_runtime_ops = {
     .name = "tmr",
     .contract = rt_contract,
@@ -263,7 +297,7 @@ const rt_ops tmr_runtime_ops = {
     .launch = run_launch,
     .poll = run_poll,
     .wait = run_wait,
-    .finalize = rt_run_finalize,
+    .finalize = run_finalize,
     .stats = run_stats,
     .trace = run_trace,
 };
