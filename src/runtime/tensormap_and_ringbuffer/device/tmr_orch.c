@@ -497,8 +497,6 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
                          deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
     }
-    if (o->rec && task->abi >= 2 && task->pred_op != SP_PRED_NONE)
-        tmr_record_abandon(o->rec, TMR_REC_PREDICATE);
     return tmr_publish(o, t, deps, &pins, task->abi >= 2 ? task->scalar_src : NULL);
 }
 

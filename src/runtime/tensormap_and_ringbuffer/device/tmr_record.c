@@ -100,13 +100,64 @@ static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr
     return true;
 }
 
+/* The symbolic form of task t's predicate element: the producer's output
+ * it lies in (t->pred_owner), a run argument, an sp_alloc_tensor buffer
+ * (the heap past static_top), or an address outside the run. False: heap
+ * memory with neither, which nothing resolves. */
+static bool classify_pred(tmr_recorder *r, tmr_orch *o, const tmr_task *t, tmr_rec_pred *pr)
+{
+    tmr_ctl *c = o->ctl;
+    const uint64_t addr = t->pred_addr;
+    *pr = (tmr_rec_pred){.op = t->pred_op,
+                         .dtype = t->pred_dtype,
+                         .owner = t->pred_owner,
+                         .addr = addr,
+                         .value = t->pred_value};
+    if (t->pred_owner != SP_NO_TASK) {
+        const tmr_task *p = tmr_slot(c, t->pred_owner);
+        if (p->id != t->pred_owner)
+            return false;
+        for (int k = 0; k < p->tensor_count; k++) {
+            const sp_tensor *x = &p->tensors[k];
+            if (x->owner_task == p->id && (x->flags & SP_TENSOR_RUNTIME_OWNED) && addr >= x->addr &&
+                addr < x->addr + x->buf_bytes) {
+                pr->kind = TMR_ARG_PRODUCED;
+                pr->index = (uint16_t)k;
+                pr->addr = addr - x->addr;
+                return true;
+            }
+        }
+        return false;
+    }
+    for (uint32_t j = 0; j < r->run_tensors; j++)
+        if (rt_range_holds(&o->ranges[j], addr, 1)) {
+            pr->kind = TMR_ARG_RUN;
+            pr->index = (uint16_t)j;
+            pr->addr = addr - o->ranges[j].dev;
+            return true;
+        }
+    if (addr >= c->heap_base && addr - c->heap_base < c->heap_bytes) {
+        pr->kind = TMR_ARG_STATIC;
+        pr->addr = addr - c->heap_base;
+        return pr->addr >= o->static_top;
+    }
+    pr->kind = TMR_ARG_ABS;
+    return true;
+}
+
 void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_dep_list *deps,
                      const uint16_t *scalar_src)
 {
     uint64_t arg_bytes = 0;
     for (int i = 0; i < t->tensor_count; i++)
         arg_bytes += tmr_rec_arg_bytes(t->tensors[i].ndim);
-    uint64_t bytes = tmr_rec_task_bytes(arg_bytes, t->scalar_count, deps->count);
+    const bool pred = t->pred_op != SP_PRED_NONE;
+    tmr_rec_pred pr;
+    if (pred && !classify_pred(r, o, t, &pr)) {
+        tmr_record_abandon(r, TMR_REC_PREDICATE);
+        return;
+    }
+    uint64_t bytes = tmr_rec_task_bytes(arg_bytes, t->scalar_count, deps->count, pred);
     char *p = take(r, bytes);
     if (!p)
         return;
@@ -117,6 +168,7 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
         .shape = t->shape,
         .tensor_count = t->tensor_count,
         .scalar_count = t->scalar_count,
+        .pred = pred,
         .block_num = t->block_num,
         .dep_count = deps->count,
         .check_mask = t->check_mask,
@@ -156,10 +208,18 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
     for (int i = 0; i < t->scalar_count; i++) {
         vals[i] = t->args[t->tensor_count + i];
         src[i] = scalar_src ? scalar_src[i] : SP_SCALAR_LITERAL;
+        /* A graph task resolves its graph scalars before they get here: one
+         * that arrives may be a run scalar passed on, unpatchable. */
+        if ((src[i] & 0xff00) == 0x200) {
+            tmr_record_abandon(r, TMR_REC_GRAPH_SCALAR);
+            return;
+        }
     }
     uint64_t *dp = (uint64_t *)((char *)src + ((2ull * t->scalar_count + 7) & ~7ull));
     for (uint32_t i = 0; i < deps->count; i++)
         dp[i] = ((uint64_t)deps->producer[i] << 8) | deps->kind[i];
+    if (pred)
+        memcpy(dp + deps->count, &pr, sizeof pr);
     r->h->task_count++;
 }
 

@@ -8,12 +8,13 @@
  * source; the producers the TensorMap derived. Task ids are stream
  * positions: a replay is a whole run, so task p of the record is task p
  * of the replay. A stream that does not fit, or that depends on the run
- * itself (a control read of a value a task produced, a control write, a
- * predicate), is abandoned: the run goes on, nothing is kept. The same
+ * itself (a control read of a value a task produced, a control write),
+ * is abandoned: the run goes on, nothing is kept. The same
  * buffer, uploaded again, is what a replay streams from. */
 #ifndef SP_RUNTIME_TMR_RECORD_H
 #define SP_RUNTIME_TMR_RECORD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "runtime/device/tensormap.h"
@@ -28,9 +29,10 @@ enum {
     TMR_REC_FULL = 1,          /* the stream outgrew its buffer */
     TMR_REC_READ_PRODUCED = 2, /* a control read of a value a task of the run wrote */
     TMR_REC_WRITE = 3,         /* sp_tensor_write: not replayed */
-    TMR_REC_PREDICATE = 4,     /* a predicated task: not recorded */
+    TMR_REC_PREDICATE = 4,     /* a predicate's element with no symbolic form */
     TMR_REC_READS_FULL = 5,    /* more than TMR_REC_MAX_READS control reads */
     TMR_REC_UNRESOLVED = 6,    /* a tensor argument with no symbolic form */
+    TMR_REC_GRAPH_SCALAR = 7,  /* SP_SCALAR_GRAPH outside a graph task: its run source unknown */
 };
 
 /* The buffer: this header, the stream (stream_cap bytes), then the reads. */
@@ -101,14 +103,15 @@ static inline uint64_t tmr_rec_arg_bytes(uint32_t ndim)
 
 /* A task entry: this, then tensor_count tmr_rec_arg, scalar_count u64
  * values, scalar_count u16 sources (padded to 8 bytes), dep_count u64
- * producers ((id << 8) | edge kind). */
+ * producers ((id << 8) | edge kind), and for a predicated task (pred
+ * set) one tmr_rec_pred. */
 typedef struct tmr_rec_task {
     uint32_t kind;
     uint32_t bytes;
     uint8_t shape;
     uint8_t tensor_count;
     uint8_t scalar_count;
-    uint8_t pad;
+    uint8_t pred; /* 1: a tmr_rec_pred ends the entry */
     uint32_t block_num;
     int32_t kernel[3];
     uint32_t dep_count;
@@ -117,11 +120,28 @@ typedef struct tmr_rec_task {
     uint64_t heap_need;
 } tmr_rec_task;
 
+/* A predicated task's predicate: its element's address by a tensor
+ * argument's kinds (TMR_ARG_RUN, _PRODUCED, _STATIC or _ABS; `index` and
+ * `owner` as there), its op, dtype and constant. */
+typedef struct tmr_rec_pred {
+    uint8_t kind;
+    uint8_t op;
+    uint8_t dtype;
+    uint8_t pad;
+    uint16_t index;
+    uint16_t pad2;
+    uint32_t pad3;
+    int64_t owner;
+    uint64_t addr;
+    int64_t value;
+} tmr_rec_pred;
+
 /* Bytes of a task entry whose tensors take `arg_bytes` together. */
-static inline uint64_t tmr_rec_task_bytes(uint64_t arg_bytes, uint32_t scalars, uint32_t deps)
+static inline uint64_t tmr_rec_task_bytes(uint64_t arg_bytes, uint32_t scalars, uint32_t deps,
+                                          bool pred)
 {
     return sizeof(tmr_rec_task) + arg_bytes + 8ull * scalars + ((2ull * scalars + 7) & ~7ull) +
-           8ull * deps;
+           8ull * deps + (pred ? sizeof(tmr_rec_pred) : 0);
 }
 
 static inline tmr_rec_read *tmr_rec_reads(tmr_rec_header *h)

@@ -26,6 +26,15 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
             return rc;
         at += tmr_rec_arg_bytes(a->ndim);
     }
+    const uint64_t *vals = (const uint64_t *)at;
+    const uint16_t *src = (const uint16_t *)(vals + e->scalar_count);
+    const uint64_t *dp =
+        (const uint64_t *)((const char *)src + ((2ull * e->scalar_count + 7) & ~7ull));
+    /* A predicate read from a producer's output pins it as an input does. */
+    const tmr_rec_pred *pr = e->pred ? (const tmr_rec_pred *)(dp + e->dep_count) : NULL;
+    if (pr && pr->kind == TMR_ARG_PRODUCED &&
+        (rc = tmr_pin(o, &pins, id, e->tensor_count, pr->owner)) != SP_OK)
+        return rc;
     uint64_t heap_at;
     if ((rc = tmr_reserve(o, &pins, e->heap_need, 0, &heap_at)) != SP_OK)
         return rc;
@@ -37,7 +46,7 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
     t->scalar_count = e->scalar_count;
     memcpy(t->kernel, e->kernel, sizeof t->kernel);
     t->check_mask = e->check_mask;
-    t->pred_op = SP_PRED_NONE; /* a slot is reused: a recorded task has no predicate */
+    t->pred_op = SP_PRED_NONE; /* a slot is reused: set below for a predicated task */
     t->pred_owner = SP_NO_TASK;
     t->heap_end = o->heap.head;
     t->heap_need = e->heap_need;
@@ -82,8 +91,6 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
         t->args[i] = (uint64_t)(uintptr_t)d;
         at += tmr_rec_arg_bytes(a->ndim);
     }
-    const uint64_t *vals = (const uint64_t *)at;
-    const uint16_t *src = (const uint16_t *)(vals + e->scalar_count);
     for (int i = 0; i < e->scalar_count; i++) {
         uint32_t run = src[i] & 0xff;
         /* A run scalar is patched; shaping ones are equal by the key anyway. */
@@ -91,8 +98,27 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
                                            ? c->args.scalars[run]
                                            : vals[i];
     }
-    const uint64_t *dp =
-        (const uint64_t *)((const char *)src + ((2ull * e->scalar_count + 7) & ~7ull));
+    if (pr) {
+        uint64_t addr = pr->addr;
+        switch (pr->kind) {
+        case TMR_ARG_RUN:
+            addr += c->args.tensors[pr->index].addr;
+            break;
+        case TMR_ARG_PRODUCED:
+            addr += tmr_slot(c, pr->owner)->tensors[pr->index].addr;
+            t->pred_owner = pr->owner; /* held in publish: its buffer is read at pop */
+            break;
+        case TMR_ARG_STATIC:
+            addr += c->heap_base;
+            break;
+        default: /* TMR_ARG_ABS: as recorded */
+            break;
+        }
+        t->pred_op = pr->op;
+        t->pred_dtype = pr->dtype;
+        t->pred_addr = addr;
+        t->pred_value = pr->value;
+    }
     rt_dep_list *deps = &o->deps;
     deps->count = e->dep_count;
     for (uint32_t i = 0; i < e->dep_count; i++) {

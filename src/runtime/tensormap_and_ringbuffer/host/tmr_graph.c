@@ -14,9 +14,11 @@ static const char *const abandon_why[] = {
     [TMR_REC_FULL] = "the stream outgrew its buffer (graph_bytes)",
     [TMR_REC_READ_PRODUCED] = "a control read of a value a task of the run wrote",
     [TMR_REC_WRITE] = "a control write (sp_tensor_write)",
-    [TMR_REC_PREDICATE] = "a predicated task",
+    [TMR_REC_PREDICATE] = "a predicate's element that no run buffer or task output holds",
     [TMR_REC_READS_FULL] = "more control reads than a record keeps",
     [TMR_REC_UNRESOLVED] = "a tensor argument with no symbolic form",
+    [TMR_REC_GRAPH_SCALAR] = "an SP_SCALAR_GRAPH scalar outside any graph task (a body called "
+                             "directly), whose run scalar a replay could not patch",
 };
 
 static int miss(const rt_prepare *p, const char *why)
