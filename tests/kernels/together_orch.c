@@ -16,7 +16,8 @@
  * router's fresh output; TG_NO_PRED: no routers, no predicates;
  * TG_FLAGS_INNER: the router is the body's first task, its flags a fresh
  * inner tensor of the body, and a second inner router R2 after the P_k
- * rewrites them as sel[l] + 1, which Q_k of even k read).
+ * rewrites them as sel[l] + 1, which Q_k of even k read; TG_FLAGS_ALLOC:
+ * as TG_FLAGS_HEAP in a run-long sp_alloc_tensor buffer).
  *
  * Per layer l: router R_l (flags = sel[l]); then the body over (flags,
  * sel[l], x[l], y, z[l]): P_k (k < K): y_k = mix(y_k, x[l], k, data, l)
@@ -32,7 +33,13 @@
 #define TG_K 8
 #define TG_S 16
 enum { TG_GRAPH = 0, TG_DIRECT = 1, TG_DIRECT_RAW = 2 };
-enum { TG_FLAGS_ARG = 0, TG_FLAGS_HEAP = 1, TG_NO_PRED = 2, TG_FLAGS_INNER = 3 };
+enum {
+    TG_FLAGS_ARG = 0,
+    TG_FLAGS_HEAP = 1,
+    TG_NO_PRED = 2,
+    TG_FLAGS_INNER = 3,
+    TG_FLAGS_ALLOC = 4
+};
 enum { K_ROUTE = 0, K_MIX = 1, K_FOLD = 2, K_STORE = 3 };
 
 static uint64_t body_calls;
@@ -145,13 +152,15 @@ SP_ORCHESTRATION(together_orch)
     const sp_tensor x = args->tensors[0], sel = args->tensors[1], y = args->tensors[3],
                     z = args->tensors[4];
     sp_tensor flags = args->tensors[2];
-    if (kind == TG_FLAGS_HEAP) {
+    if (kind == TG_FLAGS_HEAP || kind == TG_FLAGS_ALLOC) {
         int64_t k = TG_K;
         flags = sp_tensor_spec(SP_DTYPE_I32, 1, &k);
+        if (kind == TG_FLAGS_ALLOC && sp_alloc_tensor(o, &flags) != SP_OK)
+            return;
     }
     for (uint64_t l = 0; l < layers && !sp_orch_error(o); l++) {
         sp_tensor selrow = slice(&sel, (int64_t)l * TG_K, TG_K);
-        if (kind == TG_FLAGS_ARG || kind == TG_FLAGS_HEAP) {
+        if (kind == TG_FLAGS_ARG || kind == TG_FLAGS_HEAP || kind == TG_FLAGS_ALLOC) {
             sp_task r = sp_task_aiv(K_ROUTE);
             sp_task_in(&r, &selrow);
             if (kind == TG_FLAGS_HEAP && l == 0)

@@ -37,9 +37,15 @@ static const bool rt_replays[RT_COUNT] = {true, true};
 #define TG_S 16
 #define TG_LMAX 16
 enum { TG_GRAPH = 0, TG_DIRECT = 1, TG_DIRECT_RAW = 2 };
-enum { TG_FLAGS_ARG = 0, TG_FLAGS_HEAP = 1, TG_NO_PRED = 2, TG_FLAGS_INNER = 3 };
-static const char *const kind_name[4] = {"flags argument", "heap flags", "no predicates",
-                                         "inner flags"};
+enum {
+    TG_FLAGS_ARG = 0,
+    TG_FLAGS_HEAP = 1,
+    TG_NO_PRED = 2,
+    TG_FLAGS_INNER = 3,
+    TG_FLAGS_ALLOC = 4
+};
+static const char *const kind_name[5] = {"flags argument", "heap flags", "no predicates",
+                                         "inner flags", "allocated flags"};
 static const char *const mode_name[3] = {"graph tasks", "direct", "direct raw"};
 
 static sp_worker *w[RT_COUNT];
@@ -398,6 +404,7 @@ Test(together, predicates_inside_graph_tasks_hbg)
     predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_ARG);
     predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_HEAP);
     predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_INNER);
+    predicates_inside_graph_tasks(RT_HBG, TG_FLAGS_ALLOC);
 }
 
 Test(together, predicates_inside_graph_tasks_tmr)
@@ -405,6 +412,7 @@ Test(together, predicates_inside_graph_tasks_tmr)
     predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_ARG);
     predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_HEAP);
     predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_INNER);
+    predicates_inside_graph_tasks(RT_TMR, TG_FLAGS_ALLOC);
 }
 
 /* 2 and 3. Record, then `runs` replays whose flags, data scalar and host
@@ -466,10 +474,12 @@ static void predicates_under_replay(int rt)
     replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_ARG, 50);
     replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_HEAP, 50);
     replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_INNER, 50);
+    replays_equal_fresh(rt, TG_DIRECT, TG_FLAGS_ALLOC, 50);
 }
 
-/* On tmr a window smaller than a layer (19 tasks, 16 slots) or than two
- * (20 tasks each, 32 slots): the instances stream through it, their predicated tasks and
+/* On tmr a window smaller than a layer (19 tasks, 16 slots: the flags
+ * argument, an allocated flags buffer) or than two (20 tasks each, 32
+ * slots): the instances stream through it, their predicated tasks and
  * routers too. Not smaller for the inner flags, whose creator every task
  * of the layer holds (a 16-slot window deadlocks one by one as well), nor
  * the heap flags (their creator, the first router, retires within the
@@ -478,6 +488,7 @@ Test(together, predicates_inside_graph_tasks_through_a_small_window_tmr)
 {
     predicates_inside_graph_tasks_in(RT_TMR, TG_FLAGS_ARG, 16);
     predicates_inside_graph_tasks_in(RT_TMR, TG_FLAGS_INNER, 32);
+    predicates_inside_graph_tasks_in(RT_TMR, TG_FLAGS_ALLOC, 16);
 }
 
 Test(together, predicates_under_replay_hbg)
@@ -496,6 +507,7 @@ static void graph_tasks_under_replay(int rt)
     replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_ARG, 50);
     replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_HEAP, 50);
     replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_INNER, 50);
+    replays_equal_fresh(rt, TG_GRAPH, TG_FLAGS_ALLOC, 50);
 }
 
 Test(together, graph_tasks_under_replay_hbg)
@@ -594,6 +606,7 @@ static void async_lane(int rt)
     two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_ARG);
     two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_HEAP);
     two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_INNER);
+    two_replays_in_flight(rt, TG_GRAPH, TG_FLAGS_ALLOC);
 }
 
 Test(together, two_replays_in_flight_each_with_its_flags_hbg)
