@@ -466,6 +466,17 @@ static void replays_equal_fresh(int rt, int mode, int kind, int runs)
             job_free(&big);
         }
     }
+    if (rt_replays[rt] && mode != TG_DIRECT_RAW) {
+        /* Replay only: replayed, with this run's flags. */
+        job j;
+        job_init(&j, mode, layers, kind, 4242, 4242);
+        reference_run(&j, &ref);
+        sp_call_config only = {.flags = SP_CALL_REPLAY_ONLY | SP_CALL_NO_CHECK};
+        sp_run_stats st = run_job(rt, &j, &only, "replay only");
+        cr_assert_eq(st.replay, SP_RUN_REPLAYED);
+        assert_reference(&j, &ref, &st, "replay only");
+        job_free(&j);
+    }
     sp_worker_forget(w[rt], 0, NULL, NULL);
 }
 
