@@ -364,8 +364,8 @@ static void predicates_inside_graph_tasks_in(int rt, int kind, uint32_t window)
             reference_run(&j, &ref);
             cr_assert(ref.skip_count > 0 && ref.skip_count < ref.tasks, "%s: the seed skips some",
                       what);
-            sp_call_config cfg = {.flags = SP_CALL_NO_CHECK,
-                                  .task_window = window,
+            /* Fresh runs: in the checking mode too, where the test phase sets it. */
+            sp_call_config cfg = {.task_window = window,
                                   .trace_level = seed == 1 ? SP_TRACE_TASKS : 0};
             sp_run_stats st = run_job(rt, &j, &cfg, what);
             cr_assert_eq(st.replay, SP_RUN_FRESH);
