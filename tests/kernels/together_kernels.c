@@ -1,8 +1,12 @@
 /* Kernels of the features-together tests (tests/scene/
  * test_features_together.c, which computes the same sequentially). All
  * views are 1-D and contiguous. */
+#include <signal.h>
+
 #include "simpler/kernel.h"
 #include "simpler/tensor.h"
+
+#define TG_CRASH 0xc0ffeeull /* a data scalar that crashes together_fold */
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -35,10 +39,13 @@ SP_KERNEL(together_mix)
 }
 
 /* [0] out (u64 [S], OUT_EXISTING), [1] a (u64 [J * S], IN), [2] s1, [3]
- * s2: out[e] = the mix of mix(s1, s2) with a[j * S + e] for every j. */
+ * s2: out[e] = the mix of mix(s1, s2) with a[j * S + e] for every j. s1
+ * == TG_CRASH raises SIGBUS (a kernel crash the data decides). */
 SP_KERNEL(together_fold)
 {
     (void)ctx;
+    if (args[2] == TG_CRASH)
+        raise(SIGBUS);
     const sp_tensor *out = sp_arg_tensor(args, 0), *a = sp_arg_tensor(args, 1);
     uint64_t *o = sp_tensor_data(out);
     const uint64_t *pa = sp_tensor_data(a);

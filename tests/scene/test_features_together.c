@@ -564,6 +564,57 @@ Test(together, a_body_called_directly_under_replay_tmr)
     direct_raw_under_replay(RT_TMR);
 }
 
+/* A kernel crash in a replay of predicated tasks (the data scalar, which
+ * a replay patches, makes the always-running fold crash): named, and the
+ * next replays, with new flags, are right. */
+#define TG_CRASH 0xc0ffeeull
+
+static void a_crash_in_a_replay(int rt, int mode, int kind)
+{
+    static reference ref;
+    char what[160];
+    sp_worker_forget(w[rt], 0, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        snprintf(what, sizeof what, "%s, %s, %s, run %d", rt_name[rt], mode_name[mode],
+                 kind_name[kind], i);
+        job j;
+        job_init(&j, mode, 6, kind, i == 2 ? TG_CRASH : 10u + (uint64_t)i, 70u + (uint64_t)i);
+        reference_run(&j, &ref);
+        sp_run_stats st;
+        int rc = sp_worker_run(w[rt], 0, &j.args, &auto_cfg, &st);
+        if (i == 2) {
+            const char *msg = sp_worker_last_error(w[rt]);
+            cr_assert_eq(rc, SP_EKERNEL_FAULT, "%s: %s: %s", what, sp_status_name(rc), msg);
+            cr_assert(strstr(msg, "together_fold") != NULL, "%s: %s", what, msg);
+        } else {
+            cr_assert_eq(rc, SP_OK, "%s: %s: %s", what, sp_status_name(rc),
+                         sp_worker_last_error(w[rt]));
+            cr_assert_eq(st.replay, i == 0 ? SP_RUN_RECORDED : SP_RUN_REPLAYED, "%s: %u", what,
+                         st.replay);
+            assert_reference(&j, &ref, &st, what);
+        }
+        job_free(&j);
+    }
+    sp_worker_forget(w[rt], 0, NULL, NULL);
+}
+
+static void crashes(int rt)
+{
+    a_crash_in_a_replay(rt, TG_DIRECT, TG_FLAGS_ARG);
+    a_crash_in_a_replay(rt, TG_GRAPH, TG_FLAGS_HEAP);
+    a_crash_in_a_replay(rt, TG_GRAPH, TG_FLAGS_INNER);
+}
+
+Test(together, a_kernel_crash_in_a_predicated_replay_is_named_hbg)
+{
+    crashes(RT_HBG);
+}
+
+Test(together, a_kernel_crash_in_a_predicated_replay_is_named_tmr)
+{
+    crashes(RT_TMR);
+}
+
 /* 4. Two replays in flight on the async lane, both predicated, each with
  * its own flags, data and buffers. */
 static void two_replays_in_flight(int rt, int mode, int kind)
