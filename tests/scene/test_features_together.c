@@ -1,13 +1,18 @@
 /* Issue 16's features together, on both runtimes: predicated tasks inside
- * graph tasks (the predicates on a boundary flags tensor that a router
- * outside writes before each instance, and on a staged boundary), the
- * same graph recorded and replayed across runs (SP_CALL_REPLAY_AUTO) with
- * new host buffers, new flags and a new data scalar each run, graph tasks
- * under replay, and two replays in flight on the async lane, each with
- * its own flags. Every run is checked against a sequential reference
- * computed here (outputs, skipped tasks' outputs unchanged, stats.skipped,
- * the trace's SKIPPED records), and every replay against a fresh run of the
- * same inputs, bit for bit. The orchestration is tests/kernels/
+ * graph tasks (predicates on a boundary flags tensor that a router outside
+ * writes before each instance: a run argument, a router's fresh output or
+ * an sp_alloc_tensor buffer; on flags the body makes itself, rewritten
+ * after their readers; and on a staged boundary row), the same graphs
+ * recorded and replayed across runs (SP_CALL_REPLAY_AUTO, then ONLY) with
+ * new host buffers, flags and data scalar each run, graph tasks under
+ * replay, two replays in flight on the async lane each with its own flags,
+ * a kernel crash in a predicated replay, and a body called directly with
+ * graph-scalar sources (never kept: a replay could not patch its data).
+ * Every run is checked against a sequential reference computed here
+ * (outputs, skipped tasks' outputs unchanged, stats.skipped, the trace's
+ * SKIPPED records), every replay against a fresh run of the same inputs,
+ * bit for bit, and graph-task runs' edges against the body called
+ * directly, pair for pair. The orchestration is tests/kernels/
  * together_orch.c, the kernels together_kernels.c. */
 #include <criterion/criterion.h>
 #include <stdio.h>
