@@ -795,6 +795,8 @@ static void carve_graph_region(tmr_orch *o)
         return;
     o->static_top = top;
     o->heap.size = top;
+    if (o->rec) /* a replay carves it too: later allocations keep their offsets */
+        tmr_record_op(o->rec, TMR_OP_REGION, bytes, 0);
     rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks,
                      (void *)(uintptr_t)(o->ctl->heap_base + top), bytes);
 }

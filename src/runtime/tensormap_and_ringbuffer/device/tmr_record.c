@@ -7,6 +7,7 @@
 #include "runtime/tensormap_and_ringbuffer/device/tmr_layout.h"
 #include "runtime/tensormap_and_ringbuffer/device/tmr_record.h"
 #include "simpler/status.h"
+#include "simpler/tensor.h"
 
 void tmr_record_begin(tmr_recorder *r, tmr_rec_header *h, uint32_t run_tensors)
 {
@@ -100,48 +101,50 @@ static bool classify(tmr_recorder *r, tmr_orch *o, const tmr_task *t, int i, tmr
     return true;
 }
 
-/* The symbolic form of task t's predicate element: the producer's output
- * it lies in (t->pred_owner), a run argument, an sp_alloc_tensor buffer
- * (the heap past static_top), or an address outside the run. False: heap
- * memory with neither, which nothing resolves. */
-static bool classify_pred(tmr_recorder *r, tmr_orch *o, const tmr_task *t, tmr_rec_pred *pr)
+/* The symbolic form of task `t`'s predicate element (t->pred_addr, which
+ * validation placed in a staged argument or the heap): a runtime-owned
+ * creator's output (the creator is pinned, so still in its slot), an
+ * sp_alloc_tensor buffer (the heap's static end), or a staged argument.
+ * False: none (heap memory no task or allocation owns). */
+static bool classify_pred(tmr_recorder *r, tmr_orch *o, const tmr_task *t, tmr_rec_pred *p)
 {
     tmr_ctl *c = o->ctl;
-    const uint64_t addr = t->pred_addr;
-    *pr = (tmr_rec_pred){.op = t->pred_op,
-                         .dtype = t->pred_dtype,
-                         .owner = t->pred_owner,
-                         .addr = addr,
-                         .value = t->pred_value};
+    uint64_t x = t->pred_addr, es = sp_dtype_size(t->pred_dtype);
+    *p = (tmr_rec_pred){.op = t->pred_op,
+                        .dtype = t->pred_dtype,
+                        .owner = t->pred_owner,
+                        .addr = x,
+                        .value = t->pred_value};
     if (t->pred_owner != SP_NO_TASK) {
-        const tmr_task *p = tmr_slot(c, t->pred_owner);
-        if (p->id != t->pred_owner)
+        const tmr_task *q = tmr_slot(c, t->pred_owner);
+        if (q->id != t->pred_owner)
             return false;
-        for (int k = 0; k < p->tensor_count; k++) {
-            const sp_tensor *x = &p->tensors[k];
-            if (x->owner_task == p->id && (x->flags & SP_TENSOR_RUNTIME_OWNED) && addr >= x->addr &&
-                addr < x->addr + x->buf_bytes) {
-                pr->kind = TMR_ARG_PRODUCED;
-                pr->index = (uint16_t)k;
-                pr->addr = addr - x->addr;
+        for (int k = 0; k < q->tensor_count; k++) {
+            const sp_tensor *y = &q->tensors[k];
+            if (y->owner_task == q->id && (y->flags & SP_TENSOR_RUNTIME_OWNED) && x >= y->addr &&
+                x + es <= y->addr + y->buf_bytes) {
+                p->kind = TMR_ARG_PRODUCED;
+                p->index = (uint16_t)k;
+                p->addr = x - y->addr;
                 return true;
             }
         }
         return false;
     }
+    if (x >= c->heap_base && x + es <= c->heap_base + c->heap_bytes) {
+        /* No creator: an sp_alloc_tensor buffer, carved below the heap's end. */
+        p->kind = TMR_ARG_STATIC;
+        p->addr = x - c->heap_base;
+        return p->addr >= o->static_top;
+    }
     for (uint32_t j = 0; j < r->run_tensors; j++)
-        if (rt_range_holds(&o->ranges[j], addr, 1)) {
-            pr->kind = TMR_ARG_RUN;
-            pr->index = (uint16_t)j;
-            pr->addr = addr - o->ranges[j].dev;
+        if (rt_range_holds(&o->ranges[j], x, es)) {
+            p->kind = TMR_ARG_RUN;
+            p->index = (uint16_t)j;
+            p->addr = x - o->ranges[j].dev;
             return true;
         }
-    if (addr >= c->heap_base && addr - c->heap_base < c->heap_bytes) {
-        pr->kind = TMR_ARG_STATIC;
-        pr->addr = addr - c->heap_base;
-        return pr->addr >= o->static_top;
-    }
-    pr->kind = TMR_ARG_ABS;
+    p->kind = TMR_ARG_ABS;
     return true;
 }
 
@@ -151,12 +154,7 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
     uint64_t arg_bytes = 0;
     for (int i = 0; i < t->tensor_count; i++)
         arg_bytes += tmr_rec_arg_bytes(t->tensors[i].ndim);
-    const bool pred = t->pred_op != SP_PRED_NONE;
-    tmr_rec_pred pr;
-    if (pred && !classify_pred(r, o, t, &pr)) {
-        tmr_record_abandon(r, TMR_REC_PREDICATE);
-        return;
-    }
+    bool pred = t->pred_op != SP_PRED_NONE;
     uint64_t bytes = tmr_rec_task_bytes(arg_bytes, t->scalar_count, deps->count, pred);
     char *p = take(r, bytes);
     if (!p)
@@ -218,8 +216,10 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
     uint64_t *dp = (uint64_t *)((char *)src + ((2ull * t->scalar_count + 7) & ~7ull));
     for (uint32_t i = 0; i < deps->count; i++)
         dp[i] = ((uint64_t)deps->producer[i] << 8) | deps->kind[i];
-    if (pred)
-        memcpy(dp + deps->count, &pr, sizeof pr);
+    if (pred && !classify_pred(r, o, t, (tmr_rec_pred *)(dp + deps->count))) {
+        tmr_record_abandon(r, TMR_REC_UNRESOLVED);
+        return;
+    }
     r->h->task_count++;
 }
 

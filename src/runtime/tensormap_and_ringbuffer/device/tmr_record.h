@@ -8,8 +8,9 @@
  * source; the producers the TensorMap derived. Task ids are stream
  * positions: a replay is a whole run, so task p of the record is task p
  * of the replay. A stream that does not fit, or that depends on the run
- * itself (a control read of a value a task produced, a control write),
- * is abandoned: the run goes on, nothing is kept. The same
+ * itself (a control read of a value a task produced, a control write), is
+ * abandoned: the run goes on, nothing is kept. A predicated task keeps its
+ * predicate, its element's address as symbolic as a tensor's. The same
  * buffer, uploaded again, is what a replay streams from. */
 #ifndef SP_RUNTIME_TMR_RECORD_H
 #define SP_RUNTIME_TMR_RECORD_H
@@ -29,7 +30,7 @@ enum {
     TMR_REC_FULL = 1,          /* the stream outgrew its buffer */
     TMR_REC_READ_PRODUCED = 2, /* a control read of a value a task of the run wrote */
     TMR_REC_WRITE = 3,         /* sp_tensor_write: not replayed */
-    TMR_REC_PREDICATE = 4,     /* a predicate's element with no symbolic form */
+    TMR_REC_PREDICATE = 4,     /* unused: predicated tasks are recorded (tmr_rec_pred) */
     TMR_REC_READS_FULL = 5,    /* more than TMR_REC_MAX_READS control reads */
     TMR_REC_UNRESOLVED = 6,    /* a tensor argument with no symbolic form */
     TMR_REC_GRAPH_SCALAR = 7,  /* SP_SCALAR_GRAPH outside a graph task: its run source unknown */
@@ -59,12 +60,21 @@ typedef struct tmr_rec_read {
 } tmr_rec_read;
 
 /* Stream entries: 8-byte aligned, each starting with its kind and size. */
-enum { TMR_OP_TASK = 1, TMR_OP_SCOPE_BEGIN = 2, TMR_OP_SCOPE_END = 3, TMR_OP_ALLOC = 4 };
+/* TMR_OP_REGION: the graph tasks' record region carved from the heap's
+ * far end (as an sp_alloc_tensor is): a replay carves it too, so every
+ * later allocation lands where the recording had it. */
+enum {
+    TMR_OP_TASK = 1,
+    TMR_OP_SCOPE_BEGIN = 2,
+    TMR_OP_SCOPE_END = 3,
+    TMR_OP_ALLOC = 4,
+    TMR_OP_REGION = 5,
+};
 
 typedef struct tmr_rec_op {
     uint32_t kind;
     uint32_t bytes; /* the whole entry */
-    uint64_t a;     /* SCOPE_BEGIN: mode; ALLOC: carve bytes */
+    uint64_t a;     /* SCOPE_BEGIN: mode; ALLOC, REGION: carve bytes */
     uint64_t b;     /* ALLOC: the tensor's buffer bytes (red zones) */
 } tmr_rec_op;
 
@@ -101,10 +111,27 @@ static inline uint64_t tmr_rec_arg_bytes(uint32_t ndim)
     return sizeof(tmr_rec_arg) + 16ull * ndim;
 }
 
+/* A predicated task's predicate: `element op value` (sp_pred_op, the
+ * element's integer dtype), the element's address resolved by `kind` as a
+ * tensor argument's is (TMR_ARG_RUN, PRODUCED, STATIC or ABS; `addr` the
+ * element's byte offset from what the kind names), and `owner` the
+ * creator of a runtime-owned predicate tensor (held, as a submit holds
+ * it), else SP_NO_TASK. Its edge is among the task's recorded producers. */
+typedef struct tmr_rec_pred {
+    uint8_t op;
+    uint8_t dtype;
+    uint8_t kind;
+    uint8_t pad;
+    uint16_t index; /* RUN: the run argument; PRODUCED: the producer's argument */
+    uint16_t pad2;
+    int64_t owner;
+    uint64_t addr;
+    int64_t value;
+} tmr_rec_pred;
+
 /* A task entry: this, then tensor_count tmr_rec_arg, scalar_count u64
  * values, scalar_count u16 sources (padded to 8 bytes), dep_count u64
- * producers ((id << 8) | edge kind), and for a predicated task (pred
- * set) one tmr_rec_pred. */
+ * producers ((id << 8) | edge kind), and a tmr_rec_pred if `pred`. */
 typedef struct tmr_rec_task {
     uint32_t kind;
     uint32_t bytes;
@@ -119,22 +146,6 @@ typedef struct tmr_rec_task {
     uint32_t pad2;
     uint64_t heap_need;
 } tmr_rec_task;
-
-/* A predicated task's predicate: its element's address by a tensor
- * argument's kinds (TMR_ARG_RUN, _PRODUCED, _STATIC or _ABS; `index` and
- * `owner` as there), its op, dtype and constant. */
-typedef struct tmr_rec_pred {
-    uint8_t kind;
-    uint8_t op;
-    uint8_t dtype;
-    uint8_t pad;
-    uint16_t index;
-    uint16_t pad2;
-    uint32_t pad3;
-    int64_t owner;
-    uint64_t addr;
-    int64_t value;
-} tmr_rec_pred;
 
 /* Bytes of a task entry whose tensors take `arg_bytes` together. */
 static inline uint64_t tmr_rec_task_bytes(uint64_t arg_bytes, uint32_t scalars, uint32_t deps,

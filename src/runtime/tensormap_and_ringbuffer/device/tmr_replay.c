@@ -12,6 +12,23 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t)63)
 
+/* What a recorded address of `kind` (not TMR_ARG_OWN_OUT) is an offset
+ * from in this run: a staged argument's base, a producer's output (its
+ * creator pinned, so still in its slot), the heap, or nothing (ABS). */
+static uint64_t resolve_base(tmr_ctl *c, uint8_t kind, uint16_t index, int64_t owner)
+{
+    switch (kind) {
+    case TMR_ARG_RUN:
+        return c->args.tensors[index].addr;
+    case TMR_ARG_PRODUCED:
+        return tmr_slot(c, owner)->tensors[index].addr;
+    case TMR_ARG_STATIC:
+        return c->heap_base;
+    default: /* TMR_ARG_ABS: as recorded */
+        return 0;
+    }
+}
+
 static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool traced)
 {
     tmr_ctl *c = o->ctl;
@@ -30,9 +47,9 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
     const uint16_t *src = (const uint16_t *)(vals + e->scalar_count);
     const uint64_t *dp =
         (const uint64_t *)((const char *)src + ((2ull * e->scalar_count + 7) & ~7ull));
-    /* A predicate read from a producer's output pins it as an input does. */
     const tmr_rec_pred *pr = e->pred ? (const tmr_rec_pred *)(dp + e->dep_count) : NULL;
-    if (pr && pr->kind == TMR_ARG_PRODUCED &&
+    /* The predicate's creator is read at pop: pinned as op_submit's pred_pin does. */
+    if (pr && pr->owner != SP_NO_TASK &&
         (rc = tmr_pin(o, &pins, id, e->tensor_count, pr->owner)) != SP_OK)
         return rc;
     uint64_t heap_at;
@@ -46,8 +63,15 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
     t->scalar_count = e->scalar_count;
     memcpy(t->kernel, e->kernel, sizeof t->kernel);
     t->check_mask = e->check_mask;
-    t->pred_op = SP_PRED_NONE; /* a slot is reused: set below for a predicated task */
+    t->pred_op = SP_PRED_NONE; /* a slot is reused: no stale predicate */
     t->pred_owner = SP_NO_TASK;
+    if (pr) {
+        t->pred_op = pr->op;
+        t->pred_dtype = pr->dtype;
+        t->pred_value = pr->value;
+        t->pred_owner = pr->owner;
+        t->pred_addr = pr->addr + resolve_base(c, pr->kind, pr->index, pr->owner);
+    }
     t->heap_end = o->heap.head;
     t->heap_need = e->heap_need;
     uint64_t off = heap_at + rz;
@@ -69,24 +93,13 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
         d->flags = a->flags;
         d->reserved = a->reserved;
         t->dirs[i] = a->dir;
-        switch (a->kind) {
-        case TMR_ARG_RUN:
-            d->addr += c->args.tensors[a->index].addr;
-            break;
-        case TMR_ARG_OWN_OUT:
+        if (a->kind == TMR_ARG_OWN_OUT) {
             d->addr = c->heap_base + off;
             off += ALIGN64(d->buf_bytes) + rz;
             if (rz)
                 rt_redzone_fill(d->addr, d->buf_bytes);
-            break;
-        case TMR_ARG_PRODUCED:
-            d->addr += tmr_slot(c, a->owner_task)->tensors[a->index].addr;
-            break;
-        case TMR_ARG_STATIC:
-            d->addr += c->heap_base;
-            break;
-        default: /* TMR_ARG_ABS: as recorded */
-            break;
+        } else {
+            d->addr += resolve_base(c, a->kind, a->index, a->owner_task);
         }
         t->args[i] = (uint64_t)(uintptr_t)d;
         at += tmr_rec_arg_bytes(a->ndim);
@@ -97,27 +110,6 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
         t->args[e->tensor_count + i] = (src[i] & 0xff00) == 0x100 && run < c->args.scalar_count
                                            ? c->args.scalars[run]
                                            : vals[i];
-    }
-    if (pr) {
-        uint64_t addr = pr->addr;
-        switch (pr->kind) {
-        case TMR_ARG_RUN:
-            addr += c->args.tensors[pr->index].addr;
-            break;
-        case TMR_ARG_PRODUCED:
-            addr += tmr_slot(c, pr->owner)->tensors[pr->index].addr;
-            t->pred_owner = pr->owner; /* held in publish: its buffer is read at pop */
-            break;
-        case TMR_ARG_STATIC:
-            addr += c->heap_base;
-            break;
-        default: /* TMR_ARG_ABS: as recorded */
-            break;
-        }
-        t->pred_op = pr->op;
-        t->pred_dtype = pr->dtype;
-        t->pred_addr = addr;
-        t->pred_value = pr->value;
     }
     rt_dep_list *deps = &o->deps;
     deps->count = e->dep_count;
@@ -159,6 +151,10 @@ void tmr_replay_run(tmr_orch *o, const tmr_rec_header *h)
         case TMR_OP_SCOPE_END:
             if (o->scope_depth)
                 tmr_scope_close(o);
+            break;
+        case TMR_OP_REGION: /* its content is the recording's: only its room matters */
+            if (tmr_static_carve(o, op->a, &top) != SP_OK)
+                return;
             break;
         case TMR_OP_ALLOC:
             if (tmr_static_carve(o, op->a, &top) != SP_OK)
