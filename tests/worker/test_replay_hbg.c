@@ -376,7 +376,7 @@ Test(replay_hbg, forget_drops_one_graph_or_all_of_a_callable_and_unregister_drop
     cr_assert_eq(run_job(&a, &auto_cfg), SP_RUN_RECORDED);
     cr_assert_eq(run_job(&b, &auto_cfg), SP_RUN_RECORDED);
     cr_assert_eq(info().count, 2);
-    cr_assert_eq(sp_worker_forget(w, 0, &a.args, NULL), SP_OK, "%s", sp_worker_last_error(w));
+    cr_assert_eq(sp_worker_forget(w, 0, &a.args, &auto_cfg), SP_OK, "%s", sp_worker_last_error(w));
     cr_assert_eq(info().count, 1);
     cr_assert_eq(run_job(&b, &auto_cfg), SP_RUN_REPLAYED);
     cr_assert_eq(run_job(&a, &auto_cfg), SP_RUN_RECORDED);

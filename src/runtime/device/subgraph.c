@@ -388,6 +388,11 @@ static bool share_inner(sg_task *p, const sg_arg *args, uint32_t n)
             if (arg_slot(&args[k]) == s && (dir_writes(pa[i].dir) || dir_writes(args[k].dir)))
                 return true;
     }
+    /* p's predicate reads an inner tensor that (args, n) writes. */
+    if (p->pred_op != SP_PRED_NONE && p->pred.kind == ARG_SLOT)
+        for (uint32_t k = 0; k < n; k++)
+            if (arg_slot(&args[k]) == (int64_t)p->pred.index && dir_writes(args[k].dir))
+                return true;
     return false;
 }
 
@@ -422,7 +427,7 @@ static int64_t r_submit(sp_orch *o, sp_task *t)
             fw.scalar_src[i] = a->scalar_src[g];
         }
     /* Classify before the submit: it fills the fresh outputs. */
-    sg_arg args[SP_MAX_TASK_TENSORS], pred;
+    sg_arg args[SP_MAX_TASK_TENSORS + 1], pred; /* + a predicate's inner read */
     uint32_t n = fw.tensor_count <= SP_MAX_TASK_TENSORS ? fw.tensor_count : 0;
     memset(args, 0, n * sizeof *args);
     for (uint32_t i = 0; i < n; i++) {
@@ -436,6 +441,14 @@ static int64_t r_submit(sp_orch *o, sp_task *t)
     memset(&pred, 0, sizeof pred);
     if (fw.pred_op != SP_PRED_NONE && fw.pred_tensor)
         classify(r, fw.pred_tensor, &pred);
+
+    /* A predicate on an inner tensor is one more read of it: past the
+     * arguments in args[], for the inner edges and the ring check. */
+    const uint32_t pred_inner = pred.kind == ARG_SLOT;
+    if (pred_inner) {
+        args[n] = pred;
+        args[n].dir = SP_IN;
+    }
 
     o->ops = r->prev;
     int64_t id = r->prev->submit(o, &fw);
@@ -474,7 +487,7 @@ static int64_t r_submit(sp_orch *o, sp_task *t)
         if (!keep) {
             sg_task *pt = template_at(ops + rec->ops_off, r->end - r->rec_off - rec->ops_off,
                                       (uint32_t)(p - r->first));
-            keep = pt && share_inner(pt, args, n);
+            keep = pt && share_inner(pt, args, n + pred_inner);
         }
         if (!keep)
             continue;
@@ -487,7 +500,7 @@ static int64_t r_submit(sp_orch *o, sp_task *t)
     /* On a ring, an inner task retired before a later one touched the
      * same inner tensor: its edge was never derived, so the record would
      * miss it. */
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n + pred_inner; i++) {
         if (args[i].kind != ARG_SLOT)
             continue;
         sg_slot *s = slot_at(r, args[i].index);
@@ -497,10 +510,6 @@ static int64_t r_submit(sp_orch *o, sp_task *t)
         }
         if (s->first_access < 0)
             s->first_access = id;
-    }
-    if (pred.kind == ARG_SLOT) {
-        r->fallback = "a predicate reads an inner tensor";
-        return id;
     }
     /* The fresh outputs become inner tensors. */
     for (uint32_t i = 0; i < n; i++)
@@ -849,6 +858,14 @@ static int64_t instantiate(rt_subgraph *sg, sp_orch *o, sg_record *rec, const sp
                 pview.owner_task = bt->owner_task;
                 pview.flags = bt->flags;
                 pview.version = bt->version;
+            } else if (g->kind == ARG_SLOT) {
+                /* An inner tensor: its writer's edge is a recorded one. */
+                const sp_tensor *st = &slots[g->index];
+                pview.addr = st->addr;
+                pview.buf_bytes = st->buf_bytes;
+                pview.owner_task = st->owner_task;
+                pview.flags = st->flags;
+                pview.version = st->version;
             }
             sp_task_predicate(&t, &pview, tt->pred_index, (sp_pred_op)tt->pred_op, tt->pred_value);
         }

@@ -364,7 +364,9 @@ static int64_t op_submit(sp_orch *o, sp_task *t)
     }
     for (uint32_t i = 0; i < t->scalar_count; i++)
         args[ntensors + i] = t->scalars[i];
-    if (g->rec && (rc = hbg_recording_note_task(g->rec, t, g->arg_count + ntensors)) != SP_OK)
+    /* The scalars' words start past the predicate's (args was moved there). */
+    if (g->rec &&
+        (rc = hbg_recording_note_task(g->rec, t, (uint64_t)(args - g->args) + ntensors)) != SP_OK)
         return grow_fail(g, rc, id);
 
     g->tasks[id] = (hbg_build_task){

@@ -26,14 +26,22 @@ static int grow_array(void **p, uint64_t *cap, uint64_t need, size_t elem)
     return SP_OK;
 }
 
+static void never(hbg_recording *rec, const char *why);
+
 int hbg_recording_note_task(hbg_recording *rec, const sp_task *t, uint64_t arg0)
 {
     if (t->abi < 2)
         return SP_OK; /* an orchestration built before scalar sources: all literal */
     for (uint32_t i = 0; i < t->scalar_count; i++) {
         uint16_t src = t->scalar_src[i];
+        /* A graph task resolves its graph scalars before they get here; one
+         * that arrives is a body called directly, whose scalar may be a run
+         * scalar passed on (data a replay would have to patch): not kept. */
+        if ((src & 0xff00) == 0x200)
+            never(rec, "a task outside any graph task has an SP_SCALAR_GRAPH scalar (a body "
+                       "called directly), whose run scalar a replay could not patch");
         if ((src & 0xff00) != 0x100)
-            continue; /* a literal, or a graph scalar (resolved by now) */
+            continue; /* a literal */
         uint32_t k = src & 0xff;
         /* A shaping scalar is part of the key: the same on every replay. */
         if (!rt_graph_scalar_is_data(rec->callable, k))

@@ -206,6 +206,12 @@ void tmr_record_task(tmr_recorder *r, tmr_orch *o, const tmr_task *t, const rt_d
     for (int i = 0; i < t->scalar_count; i++) {
         vals[i] = t->args[t->tensor_count + i];
         src[i] = scalar_src ? scalar_src[i] : SP_SCALAR_LITERAL;
+        /* A graph task resolves its graph scalars before they get here: one
+         * that arrives may be a run scalar passed on, unpatchable. */
+        if ((src[i] & 0xff00) == 0x200) {
+            tmr_record_abandon(r, TMR_REC_GRAPH_SCALAR);
+            return;
+        }
     }
     uint64_t *dp = (uint64_t *)((char *)src + ((2ull * t->scalar_count + 7) & ~7ull));
     for (uint32_t i = 0; i < deps->count; i++)

@@ -19,6 +19,8 @@ static const char *const abandon_why[] = {
     [TMR_REC_UNRESOLVED] = "a tensor argument with no symbolic form",
     [TMR_REC_READ_DEVICE] = "a control read of a device-resident (SP_TENSOR_DEVICE) argument, "
                             "which a replay cannot check on the host",
+    [TMR_REC_GRAPH_SCALAR] = "an SP_SCALAR_GRAPH scalar outside any graph task (a body called "
+                             "directly), whose run scalar a replay could not patch",
 };
 
 static int miss(const rt_prepare *p, const char *why)
