@@ -294,8 +294,9 @@ int hbg_record_make(hbg_record **out, hbg_recording *rec, const hbg_graph *g, co
     memcpy(rd->image, image, l->total);
     for (uint32_t i = 0; i < g->task_count; i++) {
         const hbg_build_task *bt = &g->tasks[i];
-        memcpy(rd->deps + bt->deps_begin, g->deps + bt->deps_begin,
-               bt->dep_count * sizeof *rd->deps);
+        if (bt->dep_count) /* g->deps is NULL in a graph without edges */
+            memcpy(rd->deps + bt->deps_begin, g->deps + bt->deps_begin,
+                   bt->dep_count * sizeof *rd->deps);
         uint32_t lanes = 0;
         for (int k = 0; k < 3; k++)
             lanes += bt->kernel[k] >= 0;
