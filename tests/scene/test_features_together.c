@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pred_ref.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/orchestration.h"
@@ -166,24 +167,6 @@ static void job_free(job *j)
     free(j->flags);
 }
 
-static bool holds(int64_t e, int op, int64_t v)
-{
-    switch (op) {
-    case SP_PRED_EQ:
-        return e == v;
-    case SP_PRED_NE:
-        return e != v;
-    case SP_PRED_LT:
-        return e < v;
-    case SP_PRED_LE:
-        return e <= v;
-    case SP_PRED_GT:
-        return e > v;
-    default:
-        return e >= v;
-    }
-}
-
 #define MAX_TASKS (TG_LMAX * (2 * TG_K + 3) + 1)
 
 /* The graph computed sequentially, in together_orch.c's submit order. */
@@ -214,7 +197,7 @@ static void reference_run(const job *j, reference *r)
             id++; /* the router runs */
         }
         for (int64_t k = 0; k < TG_K; k++) {
-            bool run = !pred || holds(f[k], 1 + (int)(k % 6), (k * 5) % 7 - 3);
+            bool run = !pred || pred_ref_holds(f[k], 1 + (int)(k % 6), (k * 5) % 7 - 3);
             r->skipped[id++] = !run;
             for (int64_t e = 0; run && e < TG_S; e++) {
                 uint64_t *o = &r->y[k * TG_S + e];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pred_ref.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/orchestration.h"
@@ -113,24 +114,6 @@ static int64_t pred_value(int64_t i, uint64_t seed)
     return (int64_t)(((uint64_t)i * 2654435761u + seed) % 7) - 3;
 }
 
-static bool holds(int64_t e, int op, int64_t v)
-{
-    switch (op) {
-    case SP_PRED_EQ:
-        return e == v;
-    case SP_PRED_NE:
-        return e != v;
-    case SP_PRED_LT:
-        return e < v;
-    case SP_PRED_LE:
-        return e <= v;
-    case SP_PRED_GT:
-        return e > v;
-    default:
-        return e >= v;
-    }
-}
-
 /* Fresh inputs: src random in [-3, 3] from `seed`, flags a value the
  * router overwrites (predicates read before it would see 99), the outputs
  * their patterns. */
@@ -195,14 +178,14 @@ static void reference_run(reference *ref, int mode, int64_t tensor_n, uint64_t s
         ref->out2[i] = PAT_OUT2(i);
     }
     for (int64_t i = 0; i < n; i++) {
-        bool run_p = holds(p[i], 1 + (int)(i % 6), pred_value(i, seed));
+        bool run_p = pred_ref_holds(p[i], 1 + (int)(i % 6), pred_value(i, seed));
         ref->out[i] = run_p ? 1000 + i : PAT_OUT(i);
         ref->skipped[id++] = !run_p;
-        bool run_q = holds(p[(3 * i + 1) % n], SP_PRED_GE, 0);
+        bool run_q = pred_ref_holds(p[(3 * i + 1) % n], SP_PRED_GE, 0);
         ref->out2[i] = run_q ? 2 * ref->out[i] + 1 : PAT_OUT2(i);
         ref->skipped[id++] = !run_q;
         if (i % 7 == 3)
-            ref->skipped[id++] = !holds(p[i], SP_PRED_LT, 0);
+            ref->skipped[id++] = !pred_ref_holds(p[i], SP_PRED_LT, 0);
         ref->out3[i] = ref->out[i] + ref->out2[i];
         id++; /* R always runs */
     }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pred_ref.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/orchestration.h"
@@ -126,24 +127,6 @@ static int64_t pred_value(int64_t i)
     return (int64_t)(((uint64_t)i * 2654435761u) % 7) - 3;
 }
 
-static bool holds(int64_t e, int op, int64_t v)
-{
-    switch (op) {
-    case SP_PRED_EQ:
-        return e == v;
-    case SP_PRED_NE:
-        return e != v;
-    case SP_PRED_LT:
-        return e < v;
-    case SP_PRED_LE:
-        return e <= v;
-    case SP_PRED_GT:
-        return e > v;
-    default:
-        return e >= v;
-    }
-}
-
 /* The graph the orchestration submits, task by task, and which of its
  * tasks a run on `in` skips: the sequential reference. */
 typedef struct model {
@@ -162,8 +145,8 @@ static void reference_graph(const buffers *in, model *m)
             id++;
         const int32_t *v = i == 0 ? in->flags : in->src;
         int op = (int)(1 + i % 6);
-        bool p = holds(v[2 * i], op, (int64_t)(op % 7) - 3);
-        bool q = holds(v[2 * i + 1], SP_PRED_GE, 0);
+        bool p = pred_ref_holds(v[2 * i], op, (int64_t)(op % 7) - 3);
+        bool q = pred_ref_holds(v[2 * i + 1], SP_PRED_GE, 0);
         m->skip[id++] = !p;
         m->skip[id++] = !q;
         id += 2; /* R, and the scribble task */
@@ -189,12 +172,12 @@ static void reference(const buffers *in, int mode, model *m)
     for (int64_t i = 0; i < N; i++) {
         if (mode == MODE_ROUTED)
             id++;
-        bool p = holds(v[2 * i], (int)(1 + i % 6), pred_value(i));
-        bool q = holds(v[2 * i + 1], SP_PRED_GE, 0);
+        bool p = pred_ref_holds(v[2 * i], (int)(1 + i % 6), pred_value(i));
+        bool q = pred_ref_holds(v[2 * i + 1], SP_PRED_GE, 0);
         m->skip[id++] = !p;
         m->skip[id++] = !q;
         if (i % 7 == 3)
-            m->skip[id++] = !holds(v[2 * i], SP_PRED_LT, 0);
+            m->skip[id++] = !pred_ref_holds(v[2 * i], SP_PRED_LT, 0);
         id++; /* R */
         m->out[i] = p ? 1000 + i : PAT_OUT(i);
         m->out2[i] = q ? 2 * m->out[i] + 1 : PAT_OUT2(i);
