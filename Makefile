@@ -42,9 +42,11 @@ install: build
 
 # The whole suite, then again under AddressSanitizer + UBSan and under
 # ThreadSanitizer: CI runs exactly this, so the sanitizers gate every landing.
-# The sanitizer phases also run every test in the checking mode
-# (SIMPLER_CHECK=1: red zones around device buffers, SP_EKERNEL_OVERRUN);
-# the first runs it with the default (off), as users do.
+# The sanitizer phases also run every test in the checking modes
+# (SIMPLER_CHECK=1: red zones around device buffers, SP_EKERNEL_OVERRUN;
+# SIMPLER_SIM_PROTECT=1: the sim's device view closed outside launches, so
+# host code that dereferences a device address faults); the first runs
+# with the defaults (both off), as users do.
 # Each phase keeps its ctest results (ctest-junit.xml in its build folder);
 # the summary counts the Criterion cases of each phase and names the tests a
 # phase leaves out, with the reason tests/CMakeLists.txt records.
@@ -78,7 +80,7 @@ build-asan/CMakeCache.txt: | deps
 
 test-asan: deps build-asan/CMakeCache.txt
 	$(Q)cmake --build build-asan -j $(JOBS) $(CMAKE_BUILD_FLAGS)
-	$(Q)SIMPLER_CHECK=1 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure \
+	$(Q)SIMPLER_CHECK=1 SIMPLER_SIM_PROTECT=1 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure \
 	  -j $(JOBS) $(CTEST_KEEP) --output-junit $(abspath build-asan)/ctest-junit.xml
 
 build-tsan/CMakeCache.txt: | deps
@@ -89,7 +91,7 @@ build-tsan/CMakeCache.txt: | deps
 # forked child per test, as Criterion). halt_on_error: a report fails the test.
 test-tsan: deps build-tsan/CMakeCache.txt
 	$(Q)cmake --build build-tsan -j $(JOBS) $(CMAKE_BUILD_FLAGS)
-	$(Q)SIMPLER_CHECK=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest \
+	$(Q)SIMPLER_CHECK=1 SIMPLER_SIM_PROTECT=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest \
 	  --test-dir build-tsan --output-on-failure -j $(JOBS) \
 	  $(CTEST_KEEP) --output-junit $(abspath build-tsan)/ctest-junit.xml
 

@@ -22,6 +22,12 @@ typedef struct sp_sim_settings {
     uint64_t cpus;        /* host CPUs the chip's threads may use (bit i = CPU i); 0: all */
     uint64_t spin_ns;     /* spin before yielding; 0: 2000; SP_SETTING_ZERO: never spin */
     uint64_t yield_ns;    /* yield before parking; 0: the chip's default; SP_SETTING_ZERO: never */
+    /* 1: the device view is PROT_NONE outside launches, so host code that
+     * dereferences a device address faults (a checking mode: two page-table
+     * changes per launch, and a fault per page touched after each; make
+     * test turns it on). 0: the view stays open, no page-table work. */
+    uint32_t protect;
+    uint32_t reserved; /* 0 */
 } sp_sim_settings;
 
 typedef struct sp_settings {

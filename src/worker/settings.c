@@ -53,6 +53,7 @@ static const setting settings_table[] = {
      "1..1048576"},
     {"SIMPLER_SIM_MEMORY_MB", SETTING_MB, FIELD(memory_bytes), 1, 1ull << 20, 0, "1..1048576"},
     {"SIMPLER_SIM_NO_HOST_MAP", SETTING_FLAG, FIELD(sim.no_host_map), 0, 1, 0, "0 or 1"},
+    {"SIMPLER_SIM_PROTECT", SETTING_FLAG, FIELD(sim.protect), 0, 1, 0, "0 or 1"},
     {"SIMPLER_SIM_CPUS", SETTING_CPUS, FIELD(sim.cpus), 0, 0, 0,
      "a CPU list of 0..63: 1, 2-3 or 0,2-3"},
     {"SIMPLER_SIM_CORE_QUEUE", SETTING_UINT, FIELD(sim.core_queue), 1, 8, 0, "1..8"},

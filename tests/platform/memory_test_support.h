@@ -48,15 +48,22 @@ static inline void capture_reset(void)
 }
 
 /* Open device `id` with TEST_MEMORY_BYTES of memory (and no host map if asked). */
-static inline sp_device *open_device(int id, bool no_host_map)
+/* A device with the device view protected outside launches or open
+ * (sp_sim_settings.protect). */
+static inline sp_device *open_device_protected(int id, bool no_host_map, bool protect)
 {
-    sp_device_options opt = {
-        .settings = {.memory_bytes = TEST_MEMORY_BYTES, .sim = {.no_host_map = no_host_map}}};
+    sp_device_options opt = {.settings = {.memory_bytes = TEST_MEMORY_BYTES,
+                                          .sim = {.no_host_map = no_host_map, .protect = protect}}};
     sp_device *dev = NULL;
     int rc = sp_device_open(id, &opt, &dev);
     cr_assert_eq(rc, SP_OK, "sp_device_open(%d): %s", id, sp_status_name(rc));
     cr_assert_not_null(dev);
     return dev;
+}
+
+static inline sp_device *open_device(int id, bool no_host_map)
+{
+    return open_device_protected(id, no_host_map, false);
 }
 
 static inline uint64_t must_malloc(sp_device *dev, uint64_t bytes)

@@ -1,8 +1,10 @@
 /* The sim's device views: a host map is neither the device address nor
- * the platform's private view, and the device addresses themselves are
- * only accessible while a launch has the device view open (PROT_NONE
- * otherwise), so host code that dereferences one faults. What every
- * backend's host-map does is in conformance_host_map.c. */
+ * the platform's private view; with sp_sim_settings.protect the device
+ * addresses themselves are only accessible while a launch has the device
+ * view open (PROT_NONE otherwise), so host code that dereferences one
+ * faults; without it (the default) the view stays open and a launch
+ * changes no page table. What every backend's host-map does is in
+ * conformance_host_map.c. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -46,7 +48,7 @@ static bool host_can_read(const void *addr)
 
 Test(host_map, device_view_is_open_only_while_device_access_is_on)
 {
-    sp_device *dev = open_device(10, false);
+    sp_device *dev = open_device_protected(10, false, true);
     uint64_t a = must_malloc(dev, 4096);
     volatile unsigned char *d = (volatile unsigned char *)(uintptr_t)a;
     cr_assert_not(host_can_read((const void *)d), "closed outside a launch");
@@ -88,9 +90,29 @@ Test(host_map, device_address_is_not_a_host_address)
 /* A host that dereferences a device address instead of a host map crashes
  * outright. SIGSEGV goes back to its default action first so that a
  * sanitizer's report-and-exit handler does not turn the crash into an exit. */
+Test(host_map, unprotected_the_device_view_stays_open_across_launch_phases)
+{
+    sp_device *dev = open_device(13, false);
+    uint64_t a = must_malloc(dev, 4096);
+    volatile unsigned char *d = (volatile unsigned char *)(uintptr_t)a;
+    cr_assert(host_can_read((const void *)d), "open before any launch");
+    sim_memory_set_device_access(dev->mem, true);
+    d[5] = 0x3C;
+    sim_memory_set_device_access(dev->mem, false);
+    cr_assert(host_can_read((const void *)d), "still open after a launch closed it");
+    unsigned char one = 0;
+    cr_assert_eq(sp_device_copy_from(dev, &one, a + 5, 1), SP_OK);
+    cr_assert_eq(one, 0x3C);
+    capture_reset();
+    sim_memory_set_device_access(dev->mem, false); /* nothing is counted: no warning */
+    cr_assert_eq(captured_warnings, 0);
+    cr_assert_eq(sp_device_free(dev, a), SP_OK);
+    sp_device_close(dev);
+}
+
 Test(host_map, host_dereference_of_device_address_faults, .signal = SIGSEGV)
 {
-    sp_device *dev = open_device(12, false);
+    sp_device *dev = open_device_protected(12, false, true);
     uint64_t a = must_malloc(dev, 4096);
     signal(SIGSEGV, SIG_DFL);
     volatile unsigned char *d = (volatile unsigned char *)(uintptr_t)a;

@@ -112,7 +112,8 @@ static int device_create(int device_id, const sp_device_options *opt, sp_device 
         return rc;
     }
     rc = sim_memory_create(dev, dev->options.settings.memory_bytes,
-                           dev->options.settings.sim.no_host_map, &dev->mem);
+                           dev->options.settings.sim.no_host_map,
+                           dev->options.settings.sim.protect != 0, &dev->mem);
     if (rc == 0)
         rc = sim_chip_create(dev, &dev->chip);
     if (rc) {

@@ -41,21 +41,22 @@
 #define SIM_FIXED_DEVICE_VIEW 1
 #endif
 
-static void *map_device_view(int fd, int device_id, uint64_t bytes)
+static void *map_device_view(int fd, int device_id, uint64_t bytes, int prot)
 {
     if (SIM_FIXED_DEVICE_VIEW && bytes <= SIM_DEVICE_VIEW_STRIDE) {
         void *hint = (void *)(uintptr_t)(SIM_DEVICE_VIEW_BASE +
                                          (uint64_t)device_id * SIM_DEVICE_VIEW_STRIDE);
-        void *p = mmap(hint, bytes, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+        void *p = mmap(hint, bytes, prot, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
         if (p != MAP_FAILED)
             return p;
         SP_DEBUG("device %d: device view not placed at %p (%s); letting the kernel choose",
                  device_id, hint, strerror(errno));
     }
-    return mmap(NULL, bytes, PROT_NONE, MAP_SHARED, fd, 0);
+    return mmap(NULL, bytes, prot, MAP_SHARED, fd, 0);
 }
 
-int sim_memory_create(sp_device *dev, uint64_t bytes, bool no_host_map, struct sim_memory **out)
+int sim_memory_create(sp_device *dev, uint64_t bytes, bool no_host_map, bool protect,
+                      struct sim_memory **out)
 {
     int id = dev ? dev->id : -1;
     *out = NULL;
@@ -73,6 +74,7 @@ int sim_memory_create(sp_device *dev, uint64_t bytes, bool no_host_map, struct s
         return SP_ENOMEM;
     mem->device_id = id;
     mem->no_host_map = no_host_map;
+    mem->protect = protect;
     mem->bytes = bytes;
     mem->page = (size_t)page;
     mem->fd = -1;
@@ -93,7 +95,9 @@ int sim_memory_create(sp_device *dev, uint64_t bytes, bool no_host_map, struct s
     if (ftruncate(mem->fd, (off_t)bytes) != 0)
         goto fail;
     step = "mmap (device view)";
-    mem->dev_view = map_device_view(mem->fd, id, bytes);
+    /* Protected, the view opens for launches only; else it stays open. */
+    mem->dev_view =
+        map_device_view(mem->fd, id, bytes, protect ? PROT_NONE : PROT_READ | PROT_WRITE);
     if (mem->dev_view == MAP_FAILED)
         goto fail;
     step = "mmap (platform view)";
@@ -154,8 +158,8 @@ void sim_memory_destroy(struct sim_memory *mem)
 
 void sim_memory_set_device_access(struct sim_memory *mem, bool open)
 {
-    if (!mem)
-        return;
+    if (!mem || !mem->protect)
+        return; /* an open view: no page-table work per launch */
     /* Counted, so nested or overlapping opens (several launch phases) keep
      * the view open until the last close; an unmatched close is ignored. */
     pthread_mutex_lock(&mem->access_lock);

@@ -27,7 +27,10 @@ struct sp_device {
 };
 
 /* memory.c */
-int sim_memory_create(sp_device *dev, uint64_t bytes, bool no_host_map, struct sim_memory **out);
+/* `protect`: the device view is PROT_NONE outside launches
+ * (sp_sim_settings.protect); else it is always open. */
+int sim_memory_create(sp_device *dev, uint64_t bytes, bool no_host_map, bool protect,
+                      struct sim_memory **out);
 /* Reports (logs) allocations and host maps still live, then releases all. */
 void sim_memory_destroy(struct sim_memory *mem);
 /* Open (true) or close (false) the device view to loads and stores: it is

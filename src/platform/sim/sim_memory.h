@@ -37,6 +37,7 @@ typedef struct sim_retained {
 struct sim_memory {
     int device_id;
     bool no_host_map;
+    bool protect;             /* the device view is PROT_NONE outside launches */
     int fd;                   /* the memfd that backs the arena */
     uint64_t bytes;           /* arena size (page multiple) */
     size_t page;              /* host page size */
@@ -53,7 +54,8 @@ struct sim_memory {
     sp_arena banks[SP_DEVICE_STORAGE_SLOTS];
     uint32_t leased[2]; /* bit i: slot / bank i is leased to a run in flight */
 
-    /* Open count of the device view (sim_memory_set_device_access). */
+    /* Open count of the device view (sim_memory_set_device_access; only
+     * with `protect`: otherwise the view is always open). */
     pthread_mutex_t access_lock;
     uint32_t access_opens;
 };
