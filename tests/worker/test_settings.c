@@ -32,6 +32,9 @@ static const char *const all_vars[] = {
     "SIMPLER_SIM_CORE_QUEUE",
     "SIMPLER_SIM_SPIN_NS",
     "SIMPLER_SIM_YIELD_NS",
+    "SIMPLER_SIM_PROTECT",
+    "SIMPLER_GRAPH_CACHE",
+    "SIMPLER_GRAPH_CACHE_MB",
 };
 
 static void clear_env(void)
@@ -73,6 +76,9 @@ Test(settings, every_variable_fills_its_field, .init = clear_env)
     setenv("SIMPLER_SIM_CORE_QUEUE", "8", 1);
     setenv("SIMPLER_SIM_SPIN_NS", "1500", 1);
     setenv("SIMPLER_SIM_YIELD_NS", "1000000000", 1);
+    setenv("SIMPLER_SIM_PROTECT", "1", 1);
+    setenv("SIMPLER_GRAPH_CACHE", "3", 1);
+    setenv("SIMPLER_GRAPH_CACHE_MB", "5", 1);
     sp_settings s = read_env();
     cr_assert_eq(s.log_level, 1 + SP_LOG_DEBUG);
     cr_assert_eq(s.check, 1);
@@ -85,6 +91,9 @@ Test(settings, every_variable_fills_its_field, .init = clear_env)
     cr_assert_eq(s.sim.core_queue, 8);
     cr_assert_eq(s.sim.spin_ns, 1500);
     cr_assert_eq(s.sim.yield_ns, 1000000000ull);
+    cr_assert_eq(s.sim.protect, 1);
+    cr_assert_eq(s.graph_cache_count, 3);
+    cr_assert_eq(s.graph_cache_bytes, 5ull << 20);
 }
 
 Test(settings, nothing_set_leaves_every_field_zero, .init = clear_env)
