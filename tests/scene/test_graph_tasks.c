@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"
@@ -58,12 +59,7 @@ static sp_worker *open_worker(const char *module)
                              .orch_config = "graph_orch_config",
                              .kernels = k,
                              .kernel_count = 2};
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, 0, &spec, err, sizeof err), SP_OK, "%s", err);
     return w;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "pred_ref.h"
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/orchestration.h"
@@ -70,16 +71,7 @@ static int register_callable(sp_worker *wk, char *err, size_t err_len)
                              .orch_config = "pred_orch_config",
                              .kernels = ks,
                              .kernel_count = 5};
-    void *blob;
-    size_t size;
-    int rc = sp_callable_build(&spec, &blob, &size, err, err_len);
-    if (rc)
-        return rc;
-    rc = sp_worker_register_callable(wk, 0, blob, size);
-    if (rc)
-        snprintf(err, err_len, "%s", sp_worker_last_error(wk));
-    free(blob);
-    return rc;
+    return sp_test_register_spec(wk, 0, &spec, err, err_len);
 }
 
 static void setup(void)

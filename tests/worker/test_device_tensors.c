@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
@@ -46,12 +47,7 @@ static void open_rt(const char *rt)
                              .orch_config = "replay_tmr_config",
                              .kernels = ks,
                              .kernel_count = 2};
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, 0, &spec, err, sizeof err), SP_OK, "%s", err);
 }
 
 static void teardown(void)

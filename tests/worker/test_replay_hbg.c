@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/status.h"
@@ -41,13 +42,8 @@ static int register_config(sp_worker *wk, uint32_t id, const char *config)
                              .orch_config = config,
                              .kernels = k,
                              .kernel_count = 2};
-    void *blob;
-    size_t size;
     char err[512] = "";
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    int rc = sp_worker_register_callable(wk, id, blob, size);
-    free(blob);
-    return rc;
+    return sp_test_register_spec(wk, id, &spec, err, sizeof err);
 }
 
 static int register_replay(sp_worker *wk, uint32_t id)

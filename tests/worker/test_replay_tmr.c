@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/module.h"
@@ -45,12 +46,7 @@ static void register_orch(uint32_t id, const char *config)
                              .orch_config = config,
                              .kernels = ks,
                              .kernel_count = 2};
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, id, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, id, &spec, err, sizeof err), SP_OK, "%s", err);
 }
 
 static void setup_with(const sp_worker_options *opt)

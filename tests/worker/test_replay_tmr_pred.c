@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "pred_ref.h"
+#include "register_spec.h"
 #include "simpler/callable.h"
 #include "simpler/kernel.h"
 #include "simpler/orchestration.h"
@@ -57,12 +58,7 @@ static void setup(void)
                              .orch_config = "replay_tmr_pred_config",
                              .kernels = ks,
                              .kernel_count = 5};
-    void *blob;
-    size_t size;
-    cr_assert_eq(sp_callable_build(&spec, &blob, &size, err, sizeof err), SP_OK, "%s", err);
-    cr_assert_eq(sp_worker_register_callable(w, 0, blob, size), SP_OK, "%s",
-                 sp_worker_last_error(w));
-    free(blob);
+    cr_assert_eq(sp_test_register_spec(w, 0, &spec, err, sizeof err), SP_OK, "%s", err);
 }
 
 static void teardown(void)

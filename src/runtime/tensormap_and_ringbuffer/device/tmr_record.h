@@ -30,11 +30,11 @@ enum {
     TMR_REC_FULL = 1,          /* the stream outgrew its buffer */
     TMR_REC_READ_PRODUCED = 2, /* a control read of a value a task of the run wrote */
     TMR_REC_WRITE = 3,         /* sp_tensor_write: not replayed */
-    TMR_REC_PREDICATE = 4,     /* unused: predicated tasks are recorded (tmr_rec_pred) */
-    TMR_REC_READS_FULL = 5,    /* more than TMR_REC_MAX_READS control reads */
-    TMR_REC_UNRESOLVED = 6,    /* a tensor argument with no symbolic form */
-    TMR_REC_READ_DEVICE = 7,   /* a control read of a device-resident argument */
-    TMR_REC_GRAPH_SCALAR = 8,  /* SP_SCALAR_GRAPH outside a graph task: its run source unknown */
+    /* 4: unused (predicated tasks are recorded, tmr_rec_pred) */
+    TMR_REC_READS_FULL = 5,   /* more than TMR_REC_MAX_READS control reads */
+    TMR_REC_UNRESOLVED = 6,   /* a tensor argument with no symbolic form */
+    TMR_REC_READ_DEVICE = 7,  /* a control read of a device-resident argument */
+    TMR_REC_GRAPH_SCALAR = 8, /* SP_SCALAR_GRAPH outside a graph task: its run source unknown */
 };
 
 /* The buffer: this header, the stream (stream_cap bytes), then the reads. */

@@ -14,7 +14,6 @@ static const char *const abandon_why[] = {
     [TMR_REC_FULL] = "the stream outgrew its buffer (graph_bytes)",
     [TMR_REC_READ_PRODUCED] = "a control read of a value a task of the run wrote",
     [TMR_REC_WRITE] = "a control write (sp_tensor_write)",
-    [TMR_REC_PREDICATE] = "a predicated task",
     [TMR_REC_READS_FULL] = "more control reads than a record keeps",
     [TMR_REC_UNRESOLVED] = "a tensor argument with no symbolic form",
     [TMR_REC_READ_DEVICE] = "a control read of a device-resident (SP_TENSOR_DEVICE) argument, "
@@ -208,5 +207,6 @@ void tmr_graph_release(tmr_replay_state *s)
 
 const char *tmr_graph_abandon_reason(uint32_t why)
 {
-    return why < sizeof abandon_why / sizeof abandon_why[0] ? abandon_why[why] : "unknown";
+    return why < sizeof abandon_why / sizeof abandon_why[0] && abandon_why[why] ? abandon_why[why]
+                                                                                : "unknown";
 }
