@@ -11,8 +11,10 @@ set -euo pipefail
 # builds docs/quickstart with it (tests/install/check_install.sh).
 # python3-dev, python3-numpy, python3-pytest: the Python package (python/)
 # builds against Debian's python3 and its tests run under pytest with numpy.
+# openmpi-bin, libopenmpi-dev: level 4 (several ranks, src/l4/) is built on
+# Open MPI, and its tests run under mpirun.
 packages=(cmake make gcc libcriterion-dev python3 pkg-config liblapacke-dev libopenblas-dev
-  python3-dev python3-numpy python3-pytest)
+  python3-dev python3-numpy python3-pytest openmpi-bin libopenmpi-dev)
 [ "${SIMPLER_DEPS_EXTRA:-}" ] && read -r -a extra <<<"$SIMPLER_DEPS_EXTRA" && packages+=("${extra[@]}")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

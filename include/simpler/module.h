@@ -20,8 +20,9 @@
 #include "simpler/types.h"
 
 /* 5: simpler_init takes settings; simpler_device_info. 6: graph replay
- * (sp_run_stats.replay, simpler_forget_graph, simpler_graph_cache_info). */
-#define SP_PIPELINE_ABI_VERSION 6u
+ * (sp_run_stats.replay, simpler_forget_graph, simpler_graph_cache_info).
+ * 7: simpler_device_host_map / simpler_device_host_unmap (level 3 copies). */
+#define SP_PIPELINE_ABI_VERSION 7u
 #define SP_PIPELINE_MAX_RESOURCES 8u
 
 typedef enum sp_resource_kind {
@@ -164,6 +165,12 @@ typedef int (*simpler_device_info_fn)(void *ctx, sp_device_info *out);
 typedef int (*simpler_forget_graph_fn)(void *ctx, uint32_t callable_id, const sp_args *args,
                                        const sp_call_config *config);
 typedef int (*simpler_graph_cache_info_fn)(void *ctx, sp_graph_cache_info *out);
+/* The platform's host-map of [dev, dev + bytes) inside one allocation of
+ * this context: 0 and *host, SP_ENOTSUP on a backend (or setting) without
+ * one, SP_EBADPTR for a range outside the context's allocations. Pair each
+ * success with an unmap before the allocation is freed. */
+typedef int (*simpler_device_host_map_fn)(void *ctx, uint64_t dev, uint64_t bytes, void **host);
+typedef int (*simpler_device_host_unmap_fn)(void *ctx, uint64_t dev);
 
 /* The list of mandatory symbols: X(name). */
 #define SP_MODULE_SYMBOLS(X)                                                                       \
@@ -192,6 +199,8 @@ typedef int (*simpler_graph_cache_info_fn)(void *ctx, sp_graph_cache_info *out);
     X(simpler_run_trace)                                                                           \
     X(simpler_device_info)                                                                         \
     X(simpler_forget_graph)                                                                        \
-    X(simpler_graph_cache_info)
+    X(simpler_graph_cache_info)                                                                    \
+    X(simpler_device_host_map)                                                                     \
+    X(simpler_device_host_unmap)
 
 #endif

@@ -172,6 +172,16 @@ SP_EXPORT int sp_worker_copy_to_device(sp_worker *w, uint64_t dev, const void *h
                                        uint64_t bytes);
 SP_EXPORT int sp_worker_copy_from_device(sp_worker *w, void *host, uint64_t dev, uint64_t bytes);
 
+/* A host address for [dev, dev + bytes) inside one live buffer (the
+ * platform's host-map: the same bytes the device sees, no copy). Unlike
+ * the copies it does not refuse a buffer a run in flight names: ordering
+ * the host's accesses against runs is then the caller's job (level 3 does
+ * it by dependencies). 0 and *host; SP_EBADPTR / SP_EBOUNDS; SP_ENOTSUP on
+ * a backend without host-map. Unmap before sp_worker_device_free
+ * (SP_EMAPPED otherwise); each map needs its own unmap. */
+SP_EXPORT int sp_worker_device_map(sp_worker *w, uint64_t dev, uint64_t bytes, void **host);
+SP_EXPORT int sp_worker_device_unmap(sp_worker *w, uint64_t dev);
+
 /* Text of the last failure on this worker ("" if none). */
 SP_EXPORT const char *sp_worker_last_error(const sp_worker *w);
 /* The module's pipeline contract (valid while the worker is open). */

@@ -131,7 +131,7 @@ def _parse_kernel(message):
 # status of simpler/status.h but SP_OK (tests/python/test_errors.py checks).
 _CATEGORY = {
     ArgumentError: ("INVAL", "DTYPE", "SHAPE", "ARGCOUNT", "TASK_ARGS", "FUNC_ID",
-                    "ARG_SIGNATURE", "DEP", "PREDICATE"),
+                    "ARG_SIGNATURE", "DEP", "PREDICATE", "L3_PLACEMENT"),
     DeviceMemoryError: ("NOMEM", "DEVMEM", "BADPTR", "DOUBLEFREE", "BOUNDS", "MAPPED",
                         "HEAP_TOO_SMALL"),
     ModuleError: ("MODULE", "MODULE_SYMBOL", "ABI", "CONTRACT", "KERNEL_LOAD",
@@ -142,10 +142,10 @@ _CATEGORY = {
                          "GRAPH_TASK"),
     DeadlockError: ("SCOPE_DEADLOCK", "HEAP_DEADLOCK", "WINDOW_DEADLOCK", "CONTROL_WAIT",
                     "TENSOR_RETIRED"),
-    TimeoutError: ("TIMEOUT",),
+    TimeoutError: ("TIMEOUT", "RANK_TIMEOUT"),
     StateError: ("STATE", "STALE", "REPLAY_MISS"),
     DeviceError: ("BUSY", "NOTSUP", "SYS", "GEOMETRY", "SLOT", "UNUSABLE", "LAUNCH",
-                  "LAUNCH_PARTIAL", "STALL", "DUPLICATE"),
+                  "LAUNCH_PARTIAL", "STALL", "DUPLICATE", "RANK"),
 }
 
 by_status = {}

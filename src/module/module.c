@@ -378,6 +378,35 @@ EXPORT int simpler_graph_cache_info(void *ctx, sp_graph_cache_info *out)
     return SP_OK;
 }
 
+EXPORT int simpler_device_host_map(void *ctx, uint64_t dev, uint64_t bytes, void **host)
+{
+    int rc = need_device(ctx);
+    if (rc)
+        return rc;
+    mod_ctx *c = ctx;
+    if (!host)
+        return ctx_fail(c, SP_EINVAL, "device_host_map: NULL output pointer");
+    *host = NULL;
+    if (c->settings.sim.no_host_map)
+        return ctx_fail(c, SP_ENOTSUP, "device_host_map: host-map is off (settings.sim.no_host_map)");
+    void *p = sp_device_host_map(c->dev, dev, bytes);
+    if (!p)
+        return ctx_fail(c, SP_EBADPTR,
+                        "device_host_map: [0x%llx, +%llu) is not inside one live allocation",
+                        (unsigned long long)dev, (unsigned long long)bytes);
+    *host = p;
+    return SP_OK;
+}
+
+EXPORT int simpler_device_host_unmap(void *ctx, uint64_t dev)
+{
+    int rc = need_device(ctx);
+    if (rc)
+        return rc;
+    rc = sp_device_host_unmap(((mod_ctx *)ctx)->dev, dev);
+    return rc ? ctx_fail(ctx, rc, "device_host_unmap 0x%llx", (unsigned long long)dev) : SP_OK;
+}
+
 /* Take the run's slot and bank, or refuse if either is held or out of range. */
 static int hold_slot_bank(mod_ctx *c, const sp_run_descriptor *d, char *why, size_t len)
 {

@@ -173,6 +173,34 @@ SP_EXPORT int sp_worker_copy_from_device(sp_worker *w, void *host, uint64_t dev,
     return rc;
 }
 
+SP_EXPORT int sp_worker_device_map(sp_worker *w, uint64_t dev, uint64_t bytes, void **host)
+{
+    if (!w)
+        return SP_EINVAL;
+    if (!host)
+        return dev_fail(w, SP_EINVAL, "device_map: NULL output pointer");
+    *host = NULL;
+    pthread_mutex_lock(&w->submit_lock);
+    uint32_t i;
+    int rc = find_range(w, dev, bytes ? bytes : 1, &i, "device_map");
+    if (rc == SP_OK && (rc = w->m.simpler_device_host_map(w->ctx, dev, bytes, host)))
+        dev_fail(w, rc, "device_map: %s", w->m.simpler_last_error(w->ctx));
+    pthread_mutex_unlock(&w->submit_lock);
+    return rc;
+}
+
+SP_EXPORT int sp_worker_device_unmap(sp_worker *w, uint64_t dev)
+{
+    if (!w)
+        return SP_EINVAL;
+    pthread_mutex_lock(&w->submit_lock);
+    int rc = w->m.simpler_device_host_unmap(w->ctx, dev);
+    if (rc)
+        dev_fail(w, rc, "device_unmap: %s", w->m.simpler_last_error(w->ctx));
+    pthread_mutex_unlock(&w->submit_lock);
+    return rc;
+}
+
 int wk_devbufs_hold(sp_worker *w, wk_lease *l, const sp_args *args)
 {
     l->dev_held_count = 0;
