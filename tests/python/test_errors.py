@@ -14,7 +14,7 @@ RUNTIMES = ("hbg", "tmr")
 
 CATEGORIES = {
     "ArgumentError": ["EINVAL", "EDTYPE", "ESHAPE", "EARGCOUNT", "ETASK_ARGS", "EFUNC_ID",
-                      "EARG_SIGNATURE", "EDEP", "EPREDICATE"],
+                      "EARG_SIGNATURE", "EDEP", "EPREDICATE", "EL3_PLACEMENT"],
     "DeviceMemoryError": ["ENOMEM", "EDEVMEM", "EBADPTR", "EDOUBLEFREE", "EBOUNDS", "EMAPPED",
                           "EHEAP_TOO_SMALL"],
     "ModuleError": ["EMODULE", "EMODULE_SYMBOL", "EABI", "ECONTRACT", "EKERNEL_LOAD",
@@ -25,10 +25,10 @@ CATEGORIES = {
                            "EGRAPH_LIMIT", "EGRAPH_TASK"],
     "DeadlockError": ["ESCOPE_DEADLOCK", "EHEAP_DEADLOCK", "EWINDOW_DEADLOCK", "ECONTROL_WAIT",
                       "ETENSOR_RETIRED"],
-    "TimeoutError": ["ETIMEOUT"],
+    "TimeoutError": ["ETIMEOUT", "ERANK_TIMEOUT"],
     "StateError": ["ESTATE", "ESTALE", "EREPLAY_MISS"],
     "DeviceError": ["EBUSY", "ENOTSUP", "ESYS", "EGEOMETRY", "ESLOT", "EUNUSABLE", "ELAUNCH",
-                    "ELAUNCH_PARTIAL", "ESTALL", "EDUPLICATE"],
+                    "ELAUNCH_PARTIAL", "ESTALL", "EDUPLICATE", "ERANK"],
 }
 
 
