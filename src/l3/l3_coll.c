@@ -323,8 +323,13 @@ static void finish_remote(l3_coll_exec *x)
                 copy_to_locals_except(x, l0, c->in_off, b);
             break;
         case L3_COLL_REDUCE_SCATTER: {
-            /* the other ranks' partials, in the order they were received into */
-            const uint8_t *slot = x->scratch;
+            /* the other ranks' partials, in the order they were received
+             * into, past the partials this rank sent (when it had more
+             * than one member to combine) */
+            uint32_t k = 0, remote = 0;
+            for (uint32_t m = 0; m < c->n; m++)
+                member_is_local(c, m) ? k++ : remote++;
+            const uint8_t *slot = x->scratch + (k > 1 ? (uint64_t)remote * b : 0);
             for (uint32_t d = 0; d < c->n; d++) {
                 if (!member_is_local(c, d))
                     continue;
