@@ -29,20 +29,27 @@ static inline float f32_from_bits(uint32_t u)
     return f;
 }
 
+/* c ? a : b without a branch (c is 0 or 1), so the element loops below
+ * stay free of control flow and vectorise. */
+static inline uint32_t select_u32(uint32_t c, uint32_t a, uint32_t b)
+{
+    uint32_t m = 0u - c;
+    return (a & m) | (b & ~m);
+}
+
 /* binary16 -> binary32, exact for every input (subnormals, inf, NaN with
- * its payload). */
+ * its payload). Every case is computed and the right one selected. */
 static inline float l3_half_to_float(uint16_t h)
 {
     uint32_t o = (uint32_t)(h & 0x7fffu) << 13; /* exponent and mantissa into place */
     uint32_t exp = o & (0x7c00u << 13);
     o += (uint32_t)(127 - 15) << 23; /* rebias the exponent */
-    if (exp == (0x7c00u << 13)) {
-        o += (uint32_t)(128 - 16) << 23; /* inf / NaN: the top exponent */
-    } else if (exp == 0) {
-        /* zero or subnormal: renormalise by letting the FPU subtract 2^-14 */
-        o += 1u << 23;
-        o = f32_bits(f32_from_bits(o) - f32_from_bits(113u << 23));
-    }
+    /* inf / NaN: the top exponent */
+    uint32_t top = o + ((uint32_t)(128 - 16) << 23);
+    /* zero or subnormal: renormalise by letting the FPU subtract 2^-14 */
+    uint32_t sub = f32_bits(f32_from_bits(o + (1u << 23)) - f32_from_bits(113u << 23));
+    o = select_u32(exp == (0x7c00u << 13), top, o);
+    o = select_u32(exp == 0, sub, o);
     return f32_from_bits(o | (uint32_t)(h & 0x8000u) << 16);
 }
 
@@ -50,24 +57,20 @@ static inline float l3_half_to_float(uint16_t h)
  * quiet NaN (sign kept), tiny values subnormals or zero. */
 static inline uint16_t l3_float_to_half(float f)
 {
+    const uint32_t magic = (uint32_t)((127 - 15) + (23 - 10) + 1) << 23; /* 0.5f */
     uint32_t u = f32_bits(f);
     uint32_t sign = u & 0x80000000u;
-    uint32_t o;
     u ^= sign;
-    if (u >= (uint32_t)(127 + 16) << 23) {
-        /* >= 65536 (also what rounds to it), inf, NaN */
-        o = u > (255u << 23) ? 0x7e00u : 0x7c00u;
-    } else if (u < 113u << 23) {
-        /* below 2^-14: subnormal half. Adding 0.5 makes the FPU round the
-         * significand at the half's subnormal position, to nearest even. */
-        const uint32_t magic = (uint32_t)((127 - 15) + (23 - 10) + 1) << 23;
-        o = f32_bits(f32_from_bits(u) + f32_from_bits(magic)) - magic;
-    } else {
-        uint32_t mant_odd = (u >> 13) & 1u;
-        u += ((uint32_t)(15 - 127) << 23) + 0xfffu; /* rebias, round half up... */
-        u += mant_odd;                              /* ... or to even on a tie */
-        o = u >> 13;
-    }
+    /* >= 65520 (what rounds past the largest half), inf, NaN */
+    uint32_t top = select_u32(u > (255u << 23), 0x7e00u, 0x7c00u);
+    /* below 2^-14: subnormal half. Adding 0.5 makes the FPU round the
+     * significand at the half's subnormal position, to nearest even. */
+    uint32_t sub = f32_bits(f32_from_bits(u) + f32_from_bits(magic)) - magic;
+    /* normal: rebias, add just under half an ulp, plus one on an odd
+     * significand (ties to even), and truncate */
+    uint32_t norm = (u + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((u >> 13) & 1u)) >> 13;
+    uint32_t o = select_u32(u < (113u << 23), sub, norm);
+    o = select_u32(u >= (uint32_t)(127 + 16) << 23, top, o);
     return (uint16_t)(o | sign >> 16);
 }
 
@@ -81,44 +84,59 @@ float l3_f16_to_float(uint16_t h)
     return l3_half_to_float(h);
 }
 
+/* Each loop runs in blocks of a fixed 16 elements and a scalar tail: GCC's
+ * -O2 vectoriser (the very-cheap cost model) takes only loops whose trip
+ * count needs no epilogue, which the fixed inner loop has. */
+#define L3_RED_BLOCK 16
+#define L3_REDUCE_LOOP(n, ...)                                                                     \
+    do {                                                                                           \
+        uint64_t i_ = 0;                                                                           \
+        for (; i_ + L3_RED_BLOCK <= (n); i_ += L3_RED_BLOCK)                                       \
+            for (uint64_t j_ = 0; j_ < L3_RED_BLOCK; j_++) {                                       \
+                uint64_t i = i_ + j_;                                                              \
+                __VA_ARGS__;                                                                       \
+            }                                                                                      \
+        for (uint64_t i = i_; i < (n); i++) {                                                      \
+            __VA_ARGS__;                                                                           \
+        }                                                                                          \
+    } while (0)
+
 static void reduce_f32_sum(float *restrict d, const float *restrict s, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++)
-        d[i] += s[i];
+    L3_REDUCE_LOOP(n, d[i] += s[i]);
 }
 
 static void reduce_f32_max(float *restrict d, const float *restrict s, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++) {
+    L3_REDUCE_LOOP(n, {
         float a = d[i], b = s[i];
         d[i] = (b > a || b != b) ? b : a;
-    }
+    });
 }
 
 static void reduce_i32_sum(uint32_t *restrict d, const uint32_t *restrict s, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++)
-        d[i] += s[i]; /* unsigned: wraps without undefined behaviour */
+    /* unsigned: wraps without undefined behaviour */
+    L3_REDUCE_LOOP(n, d[i] += s[i]);
 }
 
 static void reduce_i32_max(int32_t *restrict d, const int32_t *restrict s, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++)
-        d[i] = s[i] > d[i] ? s[i] : d[i];
+    L3_REDUCE_LOOP(n, d[i] = s[i] > d[i] ? s[i] : d[i]);
 }
 
 static void reduce_f16_sum(uint16_t *restrict d, const uint16_t *restrict s, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++)
-        d[i] = l3_float_to_half(l3_half_to_float(d[i]) + l3_half_to_float(s[i]));
+    L3_REDUCE_LOOP(n, d[i] = l3_float_to_half(l3_half_to_float(d[i]) + l3_half_to_float(s[i])));
 }
 
 static void reduce_f16_max(uint16_t *restrict d, const uint16_t *restrict s, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++) {
+    /* the result is one of the inputs: no rounding */
+    L3_REDUCE_LOOP(n, {
         float a = l3_half_to_float(d[i]), b = l3_half_to_float(s[i]);
-        d[i] = (b > a || b != b) ? s[i] : d[i]; /* one of the inputs: no rounding */
-    }
+        d[i] = (uint16_t)select_u32((b > a) | (b != b), s[i], d[i]);
+    });
 }
 
 /* dst and src may be the same buffer (x op x) but must not overlap
