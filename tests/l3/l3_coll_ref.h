@@ -186,6 +186,22 @@ static inline void reference(const l3_coll *c, uint8_t *const *before, uint8_t *
     }
 }
 
+/* Every window as the reference says, element by element (NaN matches NaN). */
+static inline void expect_windows(const l3_coll *c, uint8_t *const *got, uint8_t *const *want,
+                                  const char *what)
+{
+    size_t es = sp_dtype_size(c->dtype);
+    for (uint32_t m = 0; m < c->n; m++) {
+        if (!memcmp(got[m], want[m], c->window_bytes))
+            continue;
+        for (uint64_t i = 0; i + es <= c->window_bytes; i += es)
+            cr_assert(same_element(got[m] + i, want[m] + i, c->dtype),
+                      "%s kind %d dtype %d op %d n %u count %llu: member %u byte %llu differs",
+                      what, c->kind, c->dtype, c->op, c->n, (unsigned long long)c->count, m,
+                      (unsigned long long)i);
+    }
+}
+
 /* ---- level 4 over a fake in-process transport ---------------------------------------
  * A "world" of ranks in this process. Point to point matches a send with
  * the first posted receive of the same (source, destination, tag), in

@@ -313,21 +313,6 @@ Test(l3_coll_ranges, exactly_what_each_member_touches)
     expect_ranges(&c, 4, 0, 0, 0, 0); /* not a member */
 }
 
-static void expect_windows(const l3_coll *c, uint8_t *const *got, uint8_t *const *want,
-                           const char *what)
-{
-    size_t es = sp_dtype_size(c->dtype);
-    for (uint32_t m = 0; m < c->n; m++) {
-        if (!memcmp(got[m], want[m], c->window_bytes))
-            continue;
-        for (uint64_t i = 0; i + es <= c->window_bytes; i += es)
-            cr_assert(same_element(got[m] + i, want[m] + i, c->dtype),
-                      "%s kind %d dtype %d op %d n %u count %llu: member %u byte %llu differs",
-                      what, c->kind, c->dtype, c->op, c->n, (unsigned long long)c->count, m,
-                      (unsigned long long)i);
-    }
-}
-
 typedef struct done_probe {
     sp__waitword word;
     _Atomic int calls;
