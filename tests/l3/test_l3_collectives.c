@@ -4,6 +4,8 @@
  * dependencies between chip tasks and collectives (fill -> allreduce ->
  * axpy, and a later write of a range the allreduce reads waits for it);
  * bad collectives refused by name, each followed by a good run. */
+#include <time.h>
+
 #include "l3_coll_ref.h"
 #include "l3_test_support.h"
 
@@ -258,4 +260,258 @@ Test(l3_collectives, bad_collectives_refused_by_name)
                     .out_off = 0,
                     .count = 8};
     expect_refused(&j, SP_EBOUNDS, "reduce_scatter");
+}
+
+/* ---- level 4: two sp_l3 "ranks" in this process over the fake transport ----------
+ * Two chips per rank, a domain of four members in a permuted order that
+ * interleaves the ranks (chips 3, 0, 2, 1: ranks 1, 0, 1, 0); both ranks
+ * run the same orchestration on their own threads; each checks its own
+ * members' windows against the reference. */
+
+#define L4_RANKS 2
+#define L4_CHIPS 2
+
+typedef struct l4_agree {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int arrived;
+    uint64_t gen;
+    l3x_outcome out[L4_RANKS], first;
+} l4_agree;
+
+typedef struct l4_rank_ctx {
+    fake_rank f; /* first: the fake's functions take the context as a fake_rank */
+    l4_agree *ag;
+} l4_rank_ctx;
+
+/* A barrier handing every rank the lowest failing rank's outcome. */
+static int l4_fake_agree(void *ctx, const l3x_outcome *mine, l3x_outcome *first, uint64_t deadline)
+{
+    l4_rank_ctx *r = ctx;
+    l4_agree *a = r->ag;
+    pthread_mutex_lock(&a->lock);
+    a->out[r->f.rank] = *mine;
+    uint64_t gen = a->gen;
+    if (++a->arrived == L4_RANKS) {
+        memset(&a->first, 0, sizeof a->first);
+        for (int i = L4_RANKS - 1; i >= 0; i--)
+            if (a->out[i].status)
+                a->first = a->out[i];
+        a->arrived = 0;
+        a->gen++;
+        pthread_cond_broadcast(&a->cond);
+    }
+    int rc = SP_OK;
+    while (a->gen == gen) {
+        uint64_t now = sp_now_ns();
+        if (now >= deadline) {
+            a->arrived--;
+            memset(first, 0, sizeof *first);
+            first->rank = 1 - r->f.rank;
+            rc = SP_ERANK_TIMEOUT;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns =
+            (uint64_t)ts.tv_nsec + (deadline - now < 10000000u ? deadline - now : 10000000u);
+        ts.tv_sec += (time_t)(ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    }
+    if (rc == SP_OK)
+        *first = a->first;
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static const char *l4_fake_last_error(void *ctx)
+{
+    (void)ctx;
+    return "fake transport";
+}
+
+typedef struct l4_world {
+    fake_world *fw;
+    l4_agree ag;
+    l4_rank_ctx rk[L4_RANKS];
+    sp_l3 *l3[L4_RANKS];
+    sp_l3_domain *d[L4_RANKS];
+    int rc[L4_RANKS];
+    char err[L4_RANKS][1024];
+    coll_job job[L4_RANKS];
+    sp_l3_stats st[L4_RANKS];
+} l4_world;
+
+static l4_world LW;
+
+static void l4_on_both(void *(*fn)(void *))
+{
+    pthread_t t[L4_RANKS];
+    for (int r = 0; r < L4_RANKS; r++)
+        cr_assert_eq(pthread_create(&t[r], NULL, fn, (void *)(intptr_t)r), 0);
+    for (int r = 0; r < L4_RANKS; r++)
+        pthread_join(t[r], NULL);
+}
+
+static const int l4_members[4] = {3, 0, 2, 1};
+#define L4_WINDOW 4096
+
+static void *l4_open(void *arg)
+{
+    int r = (int)(intptr_t)arg;
+    sp_l3_options o = {.chips = L4_CHIPS,
+                       .runtime = r ? "tmr" : "hbg",
+                       .first_device = r * L4_CHIPS,
+                       .transport = &LW.rk[r].f.t,
+                       .rank_timeout_ms = 20000};
+    o.worker.module_dir = SP_MODULE_DIR;
+    LW.rc[r] = sp_l3_open(&o, &LW.l3[r], LW.err[r], sizeof LW.err[r]);
+    if (!LW.rc[r])
+        LW.rc[r] = l3t_register(LW.l3[r], LW.err[r], sizeof LW.err[r]);
+    if (!LW.rc[r])
+        LW.rc[r] = sp_l3_domain_create(LW.l3[r], l4_members, 4, L4_WINDOW, &LW.d[r]);
+    return NULL;
+}
+
+static int l4_orch(sp_l3_run *r, void *user)
+{
+    coll_job *j = user;
+    sp_l3 *mine = sp_l3_run_l3(r);
+    sp_l3_domain *d = LW.d[mine == LW.l3[0] ? 0 : 1];
+    switch (j->c.kind) {
+    case L3_COLL_ALLREDUCE:
+        j->id =
+            sp_l3_allreduce(r, d, j->c.in_off, j->c.count, j->c.dtype, (sp_l3_reduce_op)j->c.op);
+        break;
+    case L3_COLL_ALLGATHER:
+        j->id = sp_l3_allgather(r, d, j->c.in_off, j->c.out_off, j->c.count, j->c.dtype);
+        break;
+    case L3_COLL_REDUCE_SCATTER:
+        j->id = sp_l3_reduce_scatter(r, d, j->c.in_off, j->c.out_off, j->c.count, j->c.dtype,
+                                     (sp_l3_reduce_op)j->c.op);
+        break;
+    case L3_COLL_BROADCAST:
+        j->id = sp_l3_broadcast(r, d, j->c.root, j->c.in_off, j->c.count, j->c.dtype);
+        break;
+    case L3_COLL_ALLTOALL:
+        j->id = sp_l3_alltoall(r, d, j->c.in_off, j->c.out_off, j->c.count, j->c.dtype);
+        break;
+    }
+    return sp_l3_run_error(r);
+}
+
+static void *l4_run(void *arg)
+{
+    int r = (int)(intptr_t)arg;
+    LW.rc[r] = sp_l3_run_orch(LW.l3[r], l4_orch, &LW.job[r], &LW.st[r]);
+    return NULL;
+}
+
+static void l4_teardown(void)
+{
+    for (int r = 0; r < L4_RANKS; r++) {
+        sp_l3_domain_destroy(LW.d[r]);
+        sp_l3_close(LW.l3[r]);
+    }
+    free(LW.fw);
+    memset(&LW, 0, sizeof LW);
+}
+
+TestSuite(l3_collectives_l4, .fini = l4_teardown, .timeout = 240);
+
+static void l4_one(l3_coll_kind kind, int dtype, int op, uint32_t root, uint64_t count,
+                   uint64_t *seed)
+{
+    const uint32_t n = 4;
+    l3_coll c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.dtype = dtype;
+    c.op = op;
+    c.n = n;
+    c.root = root;
+    c.count = count;
+    size_t es = sp_dtype_size(dtype);
+    uint64_t all = count * es * n;
+    c.in_off = 8;
+    c.out_off = (8 + all + 15) / 8 * 8;
+    c.window_bytes = L4_WINDOW;
+    cr_assert(c.out_off + all <= L4_WINDOW);
+    uint8_t *before[4], *after[4], *got[4];
+    for (uint32_t m = 0; m < n; m++) {
+        before[m] = malloc(L4_WINDOW);
+        after[m] = malloc(L4_WINDOW);
+        got[m] = malloc(L4_WINDOW);
+        fill(before[m], L4_WINDOW / es, dtype, seed, 0);
+        memcpy(got[m], before[m], L4_WINDOW);
+        /* every rank writes every window: a no-op where it is not the owner */
+        for (int r = 0; r < L4_RANKS; r++) {
+            sp_l3_tensor w;
+            cr_assert_eq(sp_l3_domain_view(LW.d[r], m, 0, SP_DTYPE_U8, L4_WINDOW, &w), SP_OK);
+            cr_assert_eq(sp_l3_write(LW.l3[r], &w, before[m], L4_WINDOW), SP_OK);
+        }
+    }
+    reference(&c, before, after);
+    int posted = atomic_load(&LW.fw->posted);
+    for (int r = 0; r < L4_RANKS; r++) {
+        memset(&LW.job[r], 0, sizeof LW.job[r]);
+        LW.job[r].c = c;
+    }
+    l4_on_both(l4_run);
+    for (int r = 0; r < L4_RANKS; r++) {
+        cr_assert_eq(LW.rc[r], SP_OK, "kind %d dtype %d op %d count %llu rank %d: %s", kind, dtype,
+                     op, (unsigned long long)count, r, sp_l3_last_error(LW.l3[r]));
+        cr_assert_eq(LW.st[r].collectives, 1);
+    }
+    /* blocks crossed ranks through the transport (the allreduce goes
+     * through its iallreduce instead) */
+    if (kind != L3_COLL_ALLREDUCE)
+        cr_assert_gt(atomic_load(&LW.fw->posted), posted, "kind %d sent nothing", kind);
+    /* each member's window from the rank that holds it */
+    for (uint32_t m = 0; m < n; m++) {
+        int owner = l4_members[m] / L4_CHIPS;
+        sp_l3_tensor w;
+        cr_assert_eq(sp_l3_domain_view(LW.d[owner], m, 0, SP_DTYPE_U8, L4_WINDOW, &w), SP_OK);
+        cr_assert_eq(sp_l3_read(LW.l3[owner], &w, got[m], L4_WINDOW), SP_OK);
+    }
+    expect_windows(&c, got, after, "level 4 through sp_l3_run_orch");
+    for (uint32_t m = 0; m < n; m++) {
+        free(before[m]);
+        free(after[m]);
+        free(got[m]);
+    }
+}
+
+Test(l3_collectives_l4, every_kind_over_two_ranks)
+{
+    memset(&LW, 0, sizeof LW);
+    LW.fw = fake_world_new(L4_RANKS);
+    pthread_mutex_init(&LW.ag.lock, NULL);
+    pthread_cond_init(&LW.ag.cond, NULL);
+    for (int r = 0; r < L4_RANKS; r++) {
+        fake_rank_init(&LW.rk[r].f, LW.fw, r);
+        LW.rk[r].ag = &LW.ag;
+        LW.rk[r].f.t.ctx = &LW.rk[r];
+        LW.rk[r].f.t.agree = l4_fake_agree;
+        LW.rk[r].f.t.last_error = l4_fake_last_error;
+    }
+    l4_on_both(l4_open);
+    for (int r = 0; r < L4_RANKS; r++)
+        cr_assert_eq(LW.rc[r], SP_OK, "rank %d: %s", r, LW.err[r]);
+    static const int red_dt[] = {SP_DTYPE_F32, SP_DTYPE_F16, SP_DTYPE_I32};
+    static const int mv_dt[] = {SP_DTYPE_F32, SP_DTYPE_F16, SP_DTYPE_U8, SP_DTYPE_F64};
+    const uint64_t cnt[] = {1, 7, 40};
+    uint64_t seed = 4040;
+    for (int k = L3_COLL_ALLREDUCE; k <= L3_COLL_ALLTOALL; k++)
+        for (size_t ci = 0; ci < 3; ci++) {
+            if (k == L3_COLL_ALLREDUCE || k == L3_COLL_REDUCE_SCATTER) {
+                for (size_t d = 0; d < 3; d++)
+                    for (int op = SP_L3_SUM; op <= SP_L3_MAX; op++)
+                        l4_one((l3_coll_kind)k, red_dt[d], op, 0, cnt[ci], &seed);
+            } else {
+                for (size_t d = 0; d < 4; d++)
+                    l4_one((l3_coll_kind)k, mv_dt[d], 0, (uint32_t)(d + ci) % 4, cnt[ci], &seed);
+            }
+        }
 }
