@@ -588,11 +588,15 @@ static int64_t copy_task(sp_l3_run *r, uint32_t dst, uint64_t doff, uint32_t src
         rc = add_access(r, t, db, doff, doff + bytes, true);
     if (rc)
         return task_abort(r, t, rc, "copy");
-    if (atomic_load_explicit(&r->error, memory_order_relaxed) && !t->comm)
-        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* after a failure */
     int64_t id = t->id;
     task_commit(r, t);
     return id;
+}
+
+static int64_t after_failure(sp_l3_run *r, int64_t id)
+{
+    int e = atomic_load_explicit(&r->error, memory_order_acquire);
+    return e && id >= 0 ? e : id;
 }
 
 static bool run_ok(sp_l3_run *r)
@@ -600,8 +604,10 @@ static bool run_ok(sp_l3_run *r)
     return r && r->l3 && r->l3->in_run && r == &r->l3->run;
 }
 
-/* After a failure, level 3 refuses more work; level 4 goes on building
- * (so every rank takes part in every transfer) and cancels the rest. */
+/* After a failure, level 3 refuses more work. Level 4 goes on building
+ * (every rank takes part in every transfer, so no peer waits for a part
+ * that never comes; only what depends on the failure is cancelled) and
+ * the submit returns the failure all the same (after_failure). */
 static int refused(sp_l3_run *r)
 {
     int e = atomic_load_explicit(&r->error, memory_order_acquire);
@@ -652,7 +658,7 @@ SP_EXPORT int64_t sp_l3_copy(sp_l3_run *r, const sp_l3_tensor *dst, const sp_l3_
         soff < doff + (uint64_t)n * es)
         return submit_fail(r, SP_EINVAL, "copy: source and destination overlap in buffer %u",
                            dst->buffer);
-    return copy_task(r, dst->buffer, doff, src->buffer, soff, (uint64_t)n * es);
+    return after_failure(r, copy_task(r, dst->buffer, doff, src->buffer, soff, (uint64_t)n * es));
 }
 
 SP_EXPORT int sp_l3_run_tensor(sp_l3_run *r, int chip, int dtype, int ndim, const int64_t *shape,
@@ -810,8 +816,6 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
         }
         if (rc)
             return task_abort(r, t, rc, "chip");
-        if (atomic_load_explicit(&r->error, memory_order_relaxed))
-            atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* after a failure */
         tid = t->id;
         task_commit(r, t);
     }
@@ -822,7 +826,7 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
         if (cid < 0)
             return cid;
     }
-    return tid;
+    return after_failure(r, tid);
 }
 
 /* ---- collectives --------------------------------------------------------------------- */
@@ -917,8 +921,6 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
     }
     if (rc)
         return task_abort(r, t, rc, names[kind]);
-    if (atomic_load_explicit(&r->error, memory_order_relaxed) && !t->comm)
-        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* after a failure */
     int64_t id = t->id;
     task_commit(r, t);
     return id;
@@ -927,32 +929,37 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
 SP_EXPORT int64_t sp_l3_allreduce(sp_l3_run *r, sp_l3_domain *d, uint64_t offset, uint64_t count,
                                   int dtype, sp_l3_reduce_op op)
 {
-    return coll_submit(r, d, L3_COLL_ALLREDUCE, 0, offset, offset, count, dtype, (int)op);
+    return after_failure(
+        r, coll_submit(r, d, L3_COLL_ALLREDUCE, 0, offset, offset, count, dtype, (int)op));
 }
 
 SP_EXPORT int64_t sp_l3_allgather(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off, uint64_t out_off,
                                   uint64_t count, int dtype)
 {
-    return coll_submit(r, d, L3_COLL_ALLGATHER, 0, in_off, out_off, count, dtype, 0);
+    return after_failure(r,
+                         coll_submit(r, d, L3_COLL_ALLGATHER, 0, in_off, out_off, count, dtype, 0));
 }
 
 SP_EXPORT int64_t sp_l3_reduce_scatter(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off,
                                        uint64_t out_off, uint64_t count, int dtype,
                                        sp_l3_reduce_op op)
 {
-    return coll_submit(r, d, L3_COLL_REDUCE_SCATTER, 0, in_off, out_off, count, dtype, (int)op);
+    return after_failure(
+        r, coll_submit(r, d, L3_COLL_REDUCE_SCATTER, 0, in_off, out_off, count, dtype, (int)op));
 }
 
 SP_EXPORT int64_t sp_l3_broadcast(sp_l3_run *r, sp_l3_domain *d, uint32_t root, uint64_t offset,
                                   uint64_t count, int dtype)
 {
-    return coll_submit(r, d, L3_COLL_BROADCAST, root, offset, offset, count, dtype, 0);
+    return after_failure(
+        r, coll_submit(r, d, L3_COLL_BROADCAST, root, offset, offset, count, dtype, 0));
 }
 
 SP_EXPORT int64_t sp_l3_alltoall(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off, uint64_t out_off,
                                  uint64_t count, int dtype)
 {
-    return coll_submit(r, d, L3_COLL_ALLTOALL, 0, in_off, out_off, count, dtype, 0);
+    return after_failure(r,
+                         coll_submit(r, d, L3_COLL_ALLTOALL, 0, in_off, out_off, count, dtype, 0));
 }
 
 /* ---- the run --------------------------------------------------------------------------- */
