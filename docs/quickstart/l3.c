@@ -34,7 +34,7 @@ static int step(sp_l3_run *r, void *user)
     for (uint32_t c = 0; c < s->chips; c++) {
         sp_l3_tensor z;
         sp_l3_domain_view(s->dom, c, 0, SP_DTYPE_F32, N, &z);
-        sp_l3_arg args[3] = {{s->x[c], SP_IN}, {s->y[c], SP_IN}, {z, SP_OUT_EXISTING}};
+        sp_l3_arg args[3] = {{s->x[c], SP_IN}, {s->y[c], SP_IN}, {z, SP_OUT}};
         uint64_t tile = TILE;
         sp_l3_submit(r, (int)c, 0, args, 3, &tile, 1, NULL);
     }

@@ -125,7 +125,7 @@ typedef int (*sp_l3_orch_fn)(sp_l3_run *r, void *user);
 
 typedef struct sp_l3_arg {
     sp_l3_tensor tensor;
-    uint8_t dir; /* SP_IN, SP_OUT_EXISTING, SP_INOUT (SP_OUT: as OUT_EXISTING) */
+    uint8_t dir; /* SP_IN, SP_OUT, SP_OUT_EXISTING, SP_INOUT (both outs written in place) */
 } sp_l3_arg;
 
 /* A chip task: callable `id` on global chip `chip` over `args` (its run's

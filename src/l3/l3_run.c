@@ -808,7 +808,10 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
             v->buf_bytes = b->bytes;
             v->owner_task = SP_NO_TASK;
             v->flags |= SP_TENSOR_DEVICE;
-            uint8_t d = args[i].dir == SP_OUT ? SP_OUT_EXISTING : args[i].dir;
+            /* The chip run gets the direction as given: a device-resident
+             * SP_OUT is written in place like SP_OUT_EXISTING, and a callable
+             * whose signature says `out` runs unchanged as a chip task. */
+            uint8_t d = args[i].dir;
             t->u.chip.dir[i] = d;
             uint64_t vlo, vhi;
             sp_tensor_byte_extent(v, &vlo, &vhi);
