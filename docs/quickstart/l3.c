@@ -121,9 +121,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++)
             bad += got[i] != want;
     }
-    printf("quickstart_l3: rank %d of %d, %u chips, %u chip tasks, sum = %g: %s\n",
-           sp_l3_rank(l3), sp_l3_rank_count(l3), s.chips, st.chip_tasks, want,
-           bad ? "FAIL" : "PASS");
+    printf("quickstart_l3: rank %d of %d, %u chips, %u chip tasks, sum = %g: %s\n", sp_l3_rank(l3),
+           sp_l3_rank_count(l3), s.chips, st.chip_tasks, want, bad ? "FAIL" : "PASS");
     sp_l3_domain_destroy(s.dom);
     sp_l3_close(l3);
 #ifdef QUICKSTART_MPI
