@@ -169,6 +169,7 @@ struct sp_l3 {
     sp_worker *w[SP_L3_MAX_CHIPS];
     l3_driver *drv;
     _Atomic uint32_t stop;
+    sp_l3_domain *domains;
     /* Buffers. */
     l3_buffer *bufs;
     uint32_t nbufs, bufs_cap, free_head; /* free_head: index + 1, 0: none */
