@@ -87,14 +87,17 @@ static int submit_fail(sp_l3_run *r, int status, const char *fmt, ...)
 
 static void queue_init(l3_driver *d)
 {
-    atomic_store_explicit(&d->q_stub.qnext, NULL, memory_order_relaxed);
+    atomic_store_explicit(&d->q_stub.qnext, NULL,
+                          memory_order_relaxed); /* before the driver thread starts */
     d->q_head = &d->q_stub;
-    atomic_store_explicit(&d->q_tail, &d->q_stub, memory_order_relaxed);
+    atomic_store_explicit(&d->q_tail, &d->q_stub,
+                          memory_order_relaxed); /* before the driver thread starts */
 }
 
 static void queue_push(l3_driver *d, l3_task *t)
 {
-    atomic_store_explicit(&t->qnext, NULL, memory_order_relaxed);
+    atomic_store_explicit(&t->qnext, NULL,
+                          memory_order_relaxed); /* published by the exchange below */
     l3_task *prev = atomic_exchange_explicit(&d->q_tail, t, memory_order_acq_rel);
     atomic_store_explicit(&prev->qnext, t, memory_order_release);
 }
@@ -137,7 +140,8 @@ static l3_task *queue_pop(l3_driver *d)
 
 static bool lane_claim(l3_driver *d, bool only_idle)
 {
-    uint32_t v = atomic_load_explicit(&d->lane_used, memory_order_relaxed);
+    uint32_t v =
+        atomic_load_explicit(&d->lane_used, memory_order_relaxed); /* a guess; the CAS decides */
     do {
         if (only_idle ? v != 0 : v >= d->depth)
             return false;
@@ -148,7 +152,8 @@ static bool lane_claim(l3_driver *d, bool only_idle)
 
 static uint32_t slot_claim(l3_driver *d)
 {
-    uint32_t m = atomic_load_explicit(&d->slot_free, memory_order_relaxed);
+    uint32_t m =
+        atomic_load_explicit(&d->slot_free, memory_order_relaxed); /* a guess; the CAS decides */
     for (;;) {
         /* A lane claim guarantees a free slot (one per claim). */
         uint32_t s = (uint32_t)__builtin_ctz(m);
@@ -200,7 +205,9 @@ static int chip_start(sp_l3 *l3, l3_driver *d, l3_task *t)
 static void make_ready(sp_l3 *l3, l3_task *t, bool direct)
 {
     l3_driver *d = &l3->drv[t->drv];
-    if (direct && t->kind == L3_CHIP && !atomic_load_explicit(&t->cancel, memory_order_relaxed) &&
+    if (direct && t->kind == L3_CHIP &&
+        !atomic_load_explicit(
+            &t->cancel, memory_order_relaxed) && /* set before the waits decrement that readied t */
         lane_claim(d, true)) {
         if (chip_start(l3, d, t) != SP_OK)
             return;
@@ -247,10 +254,12 @@ static void comm_done(void *user, int status, int peer)
                    l3->tr && l3->tr->last_error ? l3->tr->last_error(l3->tr->ctx) : "");
     if (t->kind == L3_COLL) {
         atomic_fetch_add_explicit(&r->collectives, 1, memory_order_relaxed); /* a count */
-        atomic_fetch_add_explicit(&r->bytes_moved, t->u.coll.x.bytes_moved, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->bytes_moved, t->u.coll.x.bytes_moved,
+                                  memory_order_relaxed); /* a sum, read after the run drained */
     } else {
         atomic_fetch_add_explicit(&r->copies, 1, memory_order_relaxed); /* a count */
-        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes,
+                                  memory_order_relaxed); /* a sum, read after the run drained */
     }
     complete(l3, t, status < 0 ? status : 0, false);
 }
@@ -332,6 +341,7 @@ static void execute(sp_l3 *l3, l3_driver *d, drv_state *ds, l3_task *t)
         fl_add(d, ds, t);
         return;
     }
+    /* cancel: set before the waits decrement that readied t (relaxed is enough) */
     if (atomic_load_explicit(&t->cancel, memory_order_relaxed) && !t->comm) {
         atomic_fetch_add_explicit(&r->cancelled, 1, memory_order_relaxed); /* a count */
         complete(l3, t, L3_CANCELLED, true);
@@ -342,7 +352,8 @@ static void execute(sp_l3 *l3, l3_driver *d, drv_state *ds, l3_task *t)
         if (ds->wait_head || !chip_try(l3, d, ds, t)) {
             atomic_store_explicit(&t->qnext, NULL, memory_order_relaxed); /* driver-private now */
             if (ds->wait_tail)
-                atomic_store_explicit(&ds->wait_tail->qnext, t, memory_order_relaxed);
+                atomic_store_explicit(&ds->wait_tail->qnext, t,
+                                      memory_order_relaxed); /* driver-private list */
             else
                 ds->wait_head = t;
             ds->wait_tail = t;
@@ -354,7 +365,8 @@ static void execute(sp_l3 *l3, l3_driver *d, drv_state *ds, l3_task *t)
             run_failed(r, rc, t->chip, l3->rank, t->id, "copy task %lld of %llu bytes (chip %d)",
                        (long long)t->id, (unsigned long long)t->u.copy.bytes, t->chip);
         atomic_fetch_add_explicit(&r->copies, 1, memory_order_relaxed); /* a count */
-        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes,
+                                  memory_order_relaxed); /* a sum, read after the run drained */
         complete(l3, t, rc, true);
         return;
     }
@@ -397,7 +409,8 @@ static void *driver_main(void *arg)
         if (ds.wait_head) {
             l3_task *w = ds.wait_head;
             if (chip_try(l3, d, &ds, w)) {
-                ds.wait_head = atomic_load_explicit(&w->qnext, memory_order_relaxed);
+                ds.wait_head =
+                    atomic_load_explicit(&w->qnext, memory_order_relaxed); /* driver-private list */
                 if (!ds.wait_head)
                     ds.wait_tail = NULL;
                 continue;
@@ -435,7 +448,8 @@ int l3_drivers_start(sp_l3 *l3, char *err, size_t err_len)
         atomic_store_explicit(&d->lane_used, 0, memory_order_relaxed); /* before the thread */
         uint32_t depth = sp_worker_lane_depth(l3->w[i]);
         d->depth = depth < 1 ? 1 : depth > L3_MAX_LANE ? L3_MAX_LANE : depth;
-        atomic_store_explicit(&d->slot_free, (1u << d->depth) - 1u, memory_order_relaxed);
+        atomic_store_explicit(&d->slot_free, (1u << d->depth) - 1u,
+                              memory_order_relaxed); /* before the driver thread starts */
         for (uint32_t s = 0; s < d->depth; s++) {
             d->slot[s] = calloc(1, sizeof(sp_args));
             if (!d->slot[s]) {
@@ -512,7 +526,8 @@ static l3_task *task_new(sp_l3_run *r, uint8_t kind, int chip, int drv)
     t->chip = chip;
     t->drv = (int16_t)drv;
     atomic_store_explicit(&t->waits, 1, memory_order_relaxed); /* published by the push */
-    atomic_store_explicit(&t->cancel, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->cancel, 0,
+                          memory_order_relaxed); /* t is not visible to other threads yet */
     atomic_flag_clear_explicit(&t->lock, memory_order_relaxed);
     atomic_store_explicit(&t->done, 0, memory_order_relaxed);
     atomic_store_explicit(&t->status, 0, memory_order_relaxed);
@@ -531,7 +546,8 @@ static int add_edge(sp_l3_run *r, l3_task *p, l3_task *t)
     sp_l3 *l3 = r->l3;
     task_lock(p);
     if (atomic_load_explicit(&p->done, memory_order_acquire)) {
-        int st = atomic_load_explicit(&p->status, memory_order_relaxed);
+        int st = atomic_load_explicit(&p->status,
+                                      memory_order_relaxed); /* published by done's release */
         task_unlock(p);
         if (st)
             atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* t is not queued yet */
@@ -581,7 +597,8 @@ static int add_access(sp_l3_run *r, l3_task *t, l3_buffer *b, uint64_t lo, uint6
         }
         l3_task *p = task_at(l3, a.task);
         if (atomic_load_explicit(&p->done, memory_order_acquire) &&
-            atomic_load_explicit(&p->status, memory_order_relaxed) == 0)
+            atomic_load_explicit(&p->status, memory_order_relaxed) ==
+                0) /* published by done's release */
             continue;
         bool overlap = a.lo < hi && lo < a.hi;
         if (overlap && (write || a.write)) {
@@ -647,8 +664,11 @@ static void task_commit(sp_l3_run *r, l3_task *t)
     if (atomic_fetch_sub_explicit(&t->waits, 1, memory_order_acq_rel) != 1)
         return;
     l3_driver *d = &l3->drv[t->drv];
-    if (t->kind == L3_CHIP && !atomic_load_explicit(&t->cancel, memory_order_relaxed) &&
-        r->ndeferred < SP_L3_MAX_CHIPS && lane_claim(d, true)) {
+    if (t->kind == L3_CHIP &&
+        !atomic_load_explicit(&t->cancel,
+                              memory_order_relaxed) && /* t is not visible to other threads yet */
+        r->ndeferred < SP_L3_MAX_CHIPS &&
+        lane_claim(d, true)) {
         if (chip_start(l3, d, t) == SP_OK)
             r->deferred[r->ndeferred++] = t;
         return;
@@ -661,7 +681,7 @@ static int task_abort(sp_l3_run *r, l3_task *t, int rc, const char *what)
 {
     submit_fail(r, rc, "%s task %lld: dependency tables: %s", what, (long long)t->id,
                 sp_status_hint(rc));
-    atomic_store_explicit(&t->cancel, 1, memory_order_relaxed);
+    atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* t is not queued yet */
     task_commit(r, t);
     return rc;
 }
@@ -713,7 +733,7 @@ static int64_t copy_task(sp_l3_run *r, uint32_t dst, uint64_t doff, uint32_t src
                     "copy task %lld: chip %d has no host-map for a transfer to "
                     "another rank",
                     (long long)t->id, chip);
-        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* t is not queued yet */
         t->comm = 0;
         task_commit(r, t);
         return SP_ENOTSUP;
@@ -1164,7 +1184,8 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
     r->ntasks = 0;
     r->nedges = 0;
     atomic_store_explicit(&r->pending, 0, memory_order_relaxed); /* no run is going on */
-    atomic_store_explicit(&r->error, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->error, 0,
+                          memory_order_relaxed); /* no run is going on: drivers are idle */
     r->err[0] = '\0';
     r->failed_chip = SP_L3_HOST;
     r->failed_rank = -1;
@@ -1235,7 +1256,9 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
         memset(stats, 0, sizeof *stats);
         stats->wall_ns = sp_now_ns() - t0;
         stats->orch_ns = t1 - t0;
-        stats->chip_tasks = atomic_load_explicit(&r->chip_tasks, memory_order_relaxed);
+        stats->chip_tasks = atomic_load_explicit(
+            &r->chip_tasks,
+            memory_order_relaxed); /* the run drained: completions happened before */
         stats->copies = atomic_load_explicit(&r->copies, memory_order_relaxed);
         stats->collectives = atomic_load_explicit(&r->collectives, memory_order_relaxed);
         stats->cancelled = atomic_load_explicit(&r->cancelled, memory_order_relaxed);
