@@ -21,13 +21,6 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-/* The collective engine is src/l3/l3_coll.c; weak so the layer links
- * (and refuses collectives by name) in a tree that does not have it yet. */
-#pragma weak l3_coll_check
-#pragma weak l3_coll_ranges
-#pragma weak l3_coll_start
-#pragma weak l3_coll_exec_release
-
 static inline l3_task *task_at(sp_l3 *l3, uint32_t i)
 {
     return &l3->chunks[i >> L3_CHUNK_SHIFT][i & (L3_CHUNK - 1)];
@@ -297,8 +290,7 @@ static void execute(sp_l3 *l3, l3_driver *d, l3_task *t, inflight *fl, uint32_t 
     case L3_COLL: {
         t->u.coll.c->deadline_ns = sp_now_ns() + l3->rank_timeout_ns;
         memset(&t->u.coll.x, 0, sizeof t->u.coll.x);
-        int rc =
-            l3_coll_start ? l3_coll_start(&t->u.coll.x, t->u.coll.c, comm_done, t) : SP_ENOTSUP;
+        int rc = l3_coll_start(&t->u.coll.x, t->u.coll.c, comm_done, t);
         if (rc)
             comm_done(t, rc, -1);
         return;
@@ -849,8 +841,6 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
     if (!d || d->l3 != l3)
         return submit_fail(r, SP_EINVAL, "%s: %s domain", names[kind],
                            d ? "another sp_l3's" : "a NULL");
-    if (!l3_coll_check || !l3_coll_ranges || !l3_coll_start)
-        return submit_fail(r, SP_ENOTSUP, "%s: this build has no collective engine", names[kind]);
     l3_coll *c = calloc(1, sizeof *c);
     if (!c)
         return submit_fail(r, SP_ENOMEM, "%s", names[kind]);
@@ -1035,8 +1025,7 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
     wait_drained(r);
     for (uint32_t i = 0; i < r->ncolls; i++) {
         l3_task *t = r->colls[i];
-        if (l3_coll_exec_release)
-            l3_coll_exec_release(&t->u.coll.x);
+        l3_coll_exec_release(&t->u.coll.x);
         free(t->u.coll.c);
         t->u.coll.c = NULL;
     }
