@@ -19,10 +19,10 @@
 #include "simpler/types.h"
 #include "simpler/worker.h"
 
-#define SP_L3_MAX_CHIPS 64         /* chips of one sp_l3, all ranks together */
-#define SP_L3_HOST (-1)            /* the chip index of a tensor in host memory */
-#define SP_L3_MAX_TASK_TENSORS 16  /* tensor arguments of one chip task */
-#define SP_L3_MAX_TASK_SCALARS 16  /* scalar arguments of one chip task */
+#define SP_L3_MAX_CHIPS 64        /* chips of one sp_l3, all ranks together */
+#define SP_L3_HOST (-1)           /* the chip index of a tensor in host memory */
+#define SP_L3_MAX_TASK_TENSORS 16 /* tensor arguments of one chip task */
+#define SP_L3_MAX_TASK_SCALARS 16 /* scalar arguments of one chip task */
 #define SP_L3_MAX_DOMAIN_CHIPS SP_L3_MAX_CHIPS
 
 typedef struct sp_l3 sp_l3;               /* the chips, their workers, the L3 scheduler */
@@ -88,8 +88,8 @@ SP_EXPORT int sp_l3_register_callable_file(sp_l3 *l3, uint32_t id, const char *p
  * run ends. Under level 4 every rank makes the same tensors in the same
  * order (it runs the same program); only the owning rank has the memory. */
 typedef struct sp_l3_tensor {
-    uint32_t buffer;     /* the sp_l3's buffer id (generation-checked) */
-    int32_t chip;        /* global chip index, or SP_L3_HOST */
+    uint32_t buffer; /* the sp_l3's buffer id (generation-checked) */
+    int32_t chip;    /* global chip index, or SP_L3_HOST */
     /* dtype, ndim, shape, strides, offset (elements, into the buffer);
      * view.addr is the buffer's device address on its chip (0 on a rank
      * that does not hold it), or the host address for SP_L3_HOST. */
@@ -133,8 +133,8 @@ typedef struct sp_l3_arg {
  * run's config. A tensor on another chip gets a copy inserted before (IN,
  * INOUT) and after (OUT, INOUT), unless SP_L3_EXPLICIT_TRANSFERS. */
 SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_arg *args,
-                               uint32_t arg_count, const uint64_t *scalars,
-                               uint32_t scalar_count, const sp_call_config *config);
+                               uint32_t arg_count, const uint64_t *scalars, uint32_t scalar_count,
+                               const sp_call_config *config);
 /* A copy of `src`'s view into `dst`'s (same dtype and element count, both
  * contiguous), any chips or the host; a task like any other. */
 SP_EXPORT int64_t sp_l3_copy(sp_l3_run *r, const sp_l3_tensor *dst, const sp_l3_tensor *src);
@@ -164,8 +164,8 @@ SP_EXPORT void sp_l3_domain_destroy(sp_l3_domain *d);
 SP_EXPORT uint32_t sp_l3_domain_size(const sp_l3_domain *d);
 /* Member i's window as a tensor of `dtype` with `count` elements at byte
  * `offset` (for chip-task arguments). SP_EBOUNDS past the window. */
-SP_EXPORT int sp_l3_domain_view(const sp_l3_domain *d, uint32_t member, uint64_t offset,
-                                int dtype, int64_t count, sp_l3_tensor *out);
+SP_EXPORT int sp_l3_domain_view(const sp_l3_domain *d, uint32_t member, uint64_t offset, int dtype,
+                                int64_t count, sp_l3_tensor *out);
 
 /* In place on every member: [offset, +count elements) becomes the
  * reduction over members (SUM or MAX; F32, F16, I32). */
@@ -190,13 +190,13 @@ SP_EXPORT int64_t sp_l3_alltoall(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off,
 
 /* ---- running -------------------------------------------------------------------- */
 typedef struct sp_l3_stats {
-    uint64_t wall_ns;       /* sp_l3_run_orch, end to end */
-    uint64_t orch_ns;       /* in the orchestration function */
-    uint32_t chip_tasks;    /* chip tasks run by this process */
-    uint32_t copies;        /* copies (submitted and inserted) done by this process */
-    uint32_t collectives;   /* collectives this process took part in */
-    uint32_t cancelled;     /* tasks not run because a producer failed */
-    uint64_t bytes_moved;   /* by copies and collectives, this process's share */
+    uint64_t wall_ns;     /* sp_l3_run_orch, end to end */
+    uint64_t orch_ns;     /* in the orchestration function */
+    uint32_t chip_tasks;  /* chip tasks run by this process */
+    uint32_t copies;      /* copies (submitted and inserted) done by this process */
+    uint32_t collectives; /* collectives this process took part in */
+    uint32_t cancelled;   /* tasks not run because a producer failed */
+    uint64_t bytes_moved; /* by copies and collectives, this process's share */
     /* The first failure: global chip (SP_L3_HOST if none or not a chip),
      * rank, the task id and the chip run's status (0 if none). */
     int32_t failed_chip;

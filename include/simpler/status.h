@@ -79,9 +79,9 @@
     X(SP_EPREDICATE, -51,                                                                          \
       "task predicate invalid: tensor, element, dtype, op or an OUT the skip would leave unset")   \
     X(SP_EGRAPH_TASK, -52,                                                                         \
-      "graph task invalid: boundary, key or body; see the message for the argument or task")   \
+      "graph task invalid: boundary, key or body; see the message for the argument or task")       \
     X(SP_EL3_PLACEMENT, -53,                                                                       \
-      "a chip task names a tensor on another chip with explicit transfers; add sp_l3_copy")       \
+      "a chip task names a tensor on another chip with explicit transfers; add sp_l3_copy")        \
     X(SP_ERANK, -54, "another rank's part of the run failed; the message names the rank and why")  \
     X(SP_ERANK_TIMEOUT, -55,                                                                       \
       "another rank did not answer within rank_timeout_ms; it died or hangs (named in message)")

@@ -26,7 +26,7 @@ typedef enum l3_coll_kind {
 typedef struct l3_coll {
     l3_coll_kind kind;
     int dtype;
-    int op; /* sp_l3_reduce_op, for ALLREDUCE and REDUCE_SCATTER */
+    int op;     /* sp_l3_reduce_op, for ALLREDUCE and REDUCE_SCATTER */
     uint32_t n; /* members */
     uint32_t root;
     uint64_t in_off, out_off, count;
@@ -51,8 +51,8 @@ int l3_coll_check(const l3_coll *c, char *err, size_t err_len);
 
 /* The byte ranges [lo, hi) of member m's window the collective reads and
  * writes (hi == lo: none), for dependency derivation. */
-void l3_coll_ranges(const l3_coll *c, uint32_t m, uint64_t *rd_lo, uint64_t *rd_hi,
-                    uint64_t *wr_lo, uint64_t *wr_hi);
+void l3_coll_ranges(const l3_coll *c, uint32_t m, uint64_t *rd_lo, uint64_t *rd_hi, uint64_t *wr_lo,
+                    uint64_t *wr_hi);
 
 /* One collective in flight in this process: started by the scheduler when
  * the collective's dependencies are done; calls done(user, status, peer)

@@ -42,8 +42,8 @@ struct sp_l3_transport {
      * messages between one pair with one tag match in posting order). */
     int (*isend)(void *ctx, const void *buf, uint64_t bytes, int peer, uint32_t tag,
                  uint64_t deadline_ns, l3x_done_fn done, void *user);
-    int (*irecv)(void *ctx, void *buf, uint64_t bytes, int peer, uint32_t tag,
-                 uint64_t deadline_ns, l3x_done_fn done, void *user);
+    int (*irecv)(void *ctx, void *buf, uint64_t bytes, int peer, uint32_t tag, uint64_t deadline_ns,
+                 l3x_done_fn done, void *user);
     /* In place over the group: `count` elements of `dtype` (SP_DTYPE_F32,
      * F16, I32), `op` an sp_l3_reduce_op. Every member posts it in the
      * same order. */

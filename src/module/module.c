@@ -388,7 +388,8 @@ EXPORT int simpler_device_host_map(void *ctx, uint64_t dev, uint64_t bytes, void
         return ctx_fail(c, SP_EINVAL, "device_host_map: NULL output pointer");
     *host = NULL;
     if (c->settings.sim.no_host_map)
-        return ctx_fail(c, SP_ENOTSUP, "device_host_map: host-map is off (settings.sim.no_host_map)");
+        return ctx_fail(c, SP_ENOTSUP,
+                        "device_host_map: host-map is off (settings.sim.no_host_map)");
     void *p = sp_device_host_map(c->dev, dev, bytes);
     if (!p)
         return ctx_fail(c, SP_EBADPTR,

@@ -461,3 +461,55 @@ Test(device_tensors, module_check_tmr)
 {
     module_check(SP_MODULE_DIR "/libsimpler_tmr_sim.so");
 }
+
+/* sp_worker_device_map: the host sees the device's bytes (no copy), both
+ * ways; refused by name outside a buffer and on a worker with host-map
+ * off; a mapped buffer cannot be freed until unmapped. */
+static void device_map(const char *rt)
+{
+    open_rt(rt);
+    uint64_t dy = 0;
+    cr_assert_eq(sp_worker_device_alloc(w, BYTES, &dy), SP_OK, "%s", sp_worker_last_error(w));
+    void *h = NULL;
+    cr_assert_eq(sp_worker_device_map(w, dy + 8, BYTES - 8, &h), SP_OK, "%s",
+                 sp_worker_last_error(w));
+    cr_assert_not_null(h);
+    uint64_t *p = h;
+    for (uint64_t i = 0; i < LEN - 1; i++)
+        p[i] = 1000 + i;
+    uint64_t back[LEN];
+    cr_assert_eq(sp_worker_copy_from_device(w, back, dy, BYTES), SP_OK);
+    for (uint64_t i = 1; i < LEN; i++)
+        cr_assert_eq(back[i], 1000 + i - 1, "element %llu", (unsigned long long)i);
+    back[1] = 77;
+    cr_assert_eq(sp_worker_copy_to_device(w, dy, back, BYTES), SP_OK);
+    cr_assert_eq(p[0], 77);
+
+    cr_assert_eq(sp_worker_device_map(w, dy, BYTES + 8, &h), SP_EBOUNDS);
+    cr_assert_null(h);
+    cr_assert_eq(sp_worker_device_map(w, 0x10, 8, &h), SP_EBADPTR);
+    cr_assert_eq(sp_worker_device_map(w, dy, 8, NULL), SP_EINVAL);
+    cr_assert_eq(sp_worker_device_free(w, dy), SP_EMAPPED);
+    cr_assert_eq(sp_worker_device_unmap(w, dy + 8), SP_OK, "%s", sp_worker_last_error(w));
+    cr_assert_eq(sp_worker_device_free(w, dy), SP_OK, "%s", sp_worker_last_error(w));
+    sp_worker_close(w);
+
+    char err[1024] = "";
+    sp_worker_options o = {.module_dir = SP_MODULE_DIR};
+    o.settings.sim.no_host_map = 1;
+    cr_assert_eq(sp_worker_open_runtime(rt, NULL, &o, &w, err, sizeof err), SP_OK, "%s", err);
+    cr_assert_eq(sp_worker_device_alloc(w, BYTES, &dy), SP_OK);
+    cr_assert_eq(sp_worker_device_map(w, dy, BYTES, &h), SP_ENOTSUP);
+    cr_assert(strstr(sp_worker_last_error(w), "no_host_map"), "%s", sp_worker_last_error(w));
+    cr_assert_eq(sp_worker_device_free(w, dy), SP_OK);
+}
+
+Test(device_tensors, device_map_hbg)
+{
+    device_map("hbg");
+}
+
+Test(device_tensors, device_map_tmr)
+{
+    device_map("tmr");
+}
