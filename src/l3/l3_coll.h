@@ -22,7 +22,8 @@ typedef enum l3_coll_kind {
 
 /* One collective as submitted: offsets in bytes into every member's
  * window, `count` elements per block (sp_l3.h says what a block is for
- * each kind). */
+ * each kind). ALLREDUCE and BROADCAST work in place at in_off (out_off
+ * unused); count 0 is a valid no-op. */
 typedef struct l3_coll {
     l3_coll_kind kind;
     int dtype;
@@ -72,10 +73,18 @@ typedef struct l3_coll_exec {
     uint64_t scratch_bytes;
 } l3_coll_exec;
 
+/* 0: done has been called (inline) or will be, exactly once; `c` must stay
+ * valid until then. Negative (SP_EINVAL: the check fails, a member of this
+ * process has no window, remote members without a transport or group;
+ * SP_ENOMEM): nothing started, done is not called. */
 int l3_coll_start(l3_coll_exec *x, const l3_coll *c, l3x_done_fn done, void *user);
 void l3_coll_exec_release(l3_coll_exec *x);
 
 /* dst[i] = dst[i] op src[i] for `count` elements of `dtype` (F32, F16, I32). */
 void l3_reduce(void *dst, const void *src, uint64_t count, int dtype, int op);
+/* IEEE binary16 <-> float: exact widening; narrowing rounds to nearest
+ * even (overflow to inf, NaN to a quiet NaN, subnormals kept). */
+float l3_f16_to_float(uint16_t h);
+uint16_t l3_f16_from_float(float f);
 
 #endif
