@@ -186,6 +186,22 @@ static inline void reference(const l3_coll *c, uint8_t *const *before, uint8_t *
     }
 }
 
+/* Every window as the reference says, element by element (NaN matches NaN). */
+static inline void expect_windows(const l3_coll *c, uint8_t *const *got, uint8_t *const *want,
+                                  const char *what)
+{
+    size_t es = sp_dtype_size(c->dtype);
+    for (uint32_t m = 0; m < c->n; m++) {
+        if (!memcmp(got[m], want[m], c->window_bytes))
+            continue;
+        for (uint64_t i = 0; i + es <= c->window_bytes; i += es)
+            cr_assert(same_element(got[m] + i, want[m] + i, c->dtype),
+                      "%s kind %d dtype %d op %d n %u count %llu: member %u byte %llu differs",
+                      what, c->kind, c->dtype, c->op, c->n, (unsigned long long)c->count, m,
+                      (unsigned long long)i);
+    }
+}
+
 /* ---- level 4 over a fake in-process transport ---------------------------------------
  * A "world" of ranks in this process. Point to point matches a send with
  * the first posted receive of the same (source, destination, tag), in
@@ -208,18 +224,24 @@ typedef struct fake_op {
     void *user;
 } fake_op;
 
-struct l3x_group {
-    int ranks[8];
-    uint32_t n;
-    uint32_t seq[8]; /* iallreduce calls made by each member */
-    /* the allreduce being gathered: one at a time suffices here */
-    uint32_t arrived;
-    uint32_t cur_seq;
+/* One allreduce being gathered: the k-th call of every group member. */
+typedef struct fake_allreduce {
+    uint32_t seq, arrived;
     void *bufs[8];
     l3x_done_fn dones[8];
     void *users[8];
     uint64_t count;
     int dtype, op;
+    int mismatch; /* members disagree on count, dtype or op: posted out of order */
+} fake_allreduce;
+
+#define FAKE_AR_SLOTS 8 /* allreduces of one group in flight at once */
+
+struct l3x_group {
+    int ranks[8];
+    uint32_t n;
+    uint32_t seq[8]; /* iallreduce calls made by each member */
+    fake_allreduce ar[FAKE_AR_SLOTS];
 };
 
 typedef struct fake_world {
@@ -347,31 +369,39 @@ static inline int fake_iallreduce(void *ctx, l3x_group *g, void *buf, uint64_t c
             idx = i;
     cr_assert(idx < g->n, "rank %d is not in the group", me->rank);
     uint32_t seq = g->seq[idx]++;
-    if (g->arrived == 0) {
-        g->cur_seq = seq;
-        g->count = count, g->dtype = dtype, g->op = op;
+    fake_allreduce *a = &g->ar[seq % FAKE_AR_SLOTS];
+    if (a->arrived == 0) {
+        a->seq = seq;
+        a->count = count, a->dtype = dtype, a->op = op;
+        a->mismatch = 0;
     }
-    cr_assert_eq(seq, g->cur_seq, "rank %d posts allreduce %u out of order", me->rank, seq);
-    cr_assert(g->count == count && g->dtype == dtype && g->op == op);
-    g->bufs[idx] = buf, g->dones[idx] = done, g->users[idx] = user;
-    if (++g->arrived < g->n) {
+    cr_assert_eq(a->seq, seq, "more than %d allreduces of one group in flight", FAKE_AR_SLOTS);
+    /* what MPI would make of collectives posted in different orders on
+     * different ranks: garbage or an error; here always an error */
+    if (a->count != count || a->dtype != dtype || a->op != op)
+        a->mismatch = 1;
+    a->bufs[idx] = buf, a->dones[idx] = done, a->users[idx] = user;
+    if (++a->arrived < g->n) {
         pthread_mutex_unlock(&w->lock);
         return 0;
     }
-    struct l3x_group all = *g;
-    g->arrived = 0;
+    fake_allreduce all = *a;
+    uint32_t n = g->n;
+    a->arrived = 0;
     pthread_mutex_unlock(&w->lock);
-    size_t es = sp_dtype_size(dtype);
-    uint8_t *acc = malloc(count * es);
-    memcpy(acc, all.bufs[0], count * es);
-    for (uint32_t i = 1; i < all.n; i++)
-        for (uint64_t e = 0; e < count; e++)
-            ref_combine(acc + e * es, (uint8_t *)all.bufs[i] + e * es, dtype, op);
-    for (uint32_t i = 0; i < all.n; i++)
-        memcpy(all.bufs[i], acc, count * es);
-    free(acc);
-    for (uint32_t i = 0; i < all.n; i++)
-        all.dones[i](all.users[i], 0, -1);
+    if (!all.mismatch) {
+        size_t es = sp_dtype_size(dtype);
+        uint8_t *acc = malloc(count * es);
+        memcpy(acc, all.bufs[0], count * es);
+        for (uint32_t i = 1; i < n; i++)
+            for (uint64_t e = 0; e < count; e++)
+                ref_combine(acc + e * es, (uint8_t *)all.bufs[i] + e * es, dtype, op);
+        for (uint32_t i = 0; i < n; i++)
+            memcpy(all.bufs[i], acc, count * es);
+        free(acc);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        all.dones[i](all.users[i], all.mismatch ? SP_EINVAL : 0, -1);
     return 0;
 }
 
