@@ -47,6 +47,9 @@
 #define L4_TAG_GROUP 7 /* MPI_Comm_create_group's tag (its own context) */
 /* Messages over INT_MAX bytes go as blocks of this type plus a tail. */
 #define L4_BLOCK_BYTES (1 << 20)
+/* How long the progress thread polls outstanding operations that do not
+ * move before it parks between polls. */
+#define L4_POLL_NS 50000000ull
 /* How long sp_mpi_close waits for operations that timed out to finish. */
 #define L4_CLOSE_GRACE_NS 2000000000ull
 
@@ -718,13 +721,16 @@ static void *progress_main(void *arg)
             idle_since = sp_now_ns();
             continue;
         }
-        /* Outstanding but nothing moved: spin, yield, then park in slices
-         * that grow with the idle time (up to 1 ms), cut short by a post
-         * and never past the earliest deadline. */
+        /* Outstanding but nothing moved: spin, then yield (MPI progresses
+         * a non-blocking collective only inside a test, so parking here
+         * would stall every round of it), and only once nothing moved for
+         * L4_POLL_NS (a peer late by that much is late by far more) park
+         * in slices of up to 1 ms, cut short by a post and never past the
+         * earliest deadline. */
         uint64_t idle = now - idle_since;
         if (idle < 20000) {
             sp__cpu_relax();
-        } else if (idle < 500000) {
+        } else if (idle < L4_POLL_NS) {
             sched_yield();
         } else {
             uint64_t slice = idle / 8 < 1000000 ? idle / 8 : 1000000;
