@@ -6,8 +6,8 @@
  *         a domain of every rank's chip (the whole L3 run: submit, the
  *         collective through libsimpler_mpi's progress thread, the
  *         end-of-run agreement);
- *   coll: the same with 8 allreduces on the buffer in one run, per allreduce
- *         (the run's fixed cost spread out);
+ *   coll: the same with k allreduces on the buffer in one run (k = 8 up to
+ *         1 MiB, 2 above), per allreduce (the run's fixed cost spread out);
  * each repetition starts after an MPI_Barrier and counts the slowest rank.
  * The ratios are coll / raw and run / raw.
  *
@@ -120,12 +120,13 @@ int main(int argc, char **argv)
         printf("bench_l4_allreduce: %d ranks, one sim chip each, F32 SUM, median of N, "
                "slowest rank per repetition\n",
                size);
-        printf("%10s %4s %12s %12s %12s %9s %9s\n", "bytes", "N", "raw_us", "run_us", "coll_us",
-               "coll/raw", "run/raw");
+        printf("%10s %4s %2s %12s %12s %12s %9s %9s\n", "bytes", "N", "k", "raw_us", "run_us",
+               "coll_us", "coll/raw", "run/raw");
     }
     double samples[3][64];
     for (uint64_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
-        int n = quick ? 3 : bytes <= (1u << 20) ? 31 : bytes <= (4u << 20) ? 11 : 5;
+        int n = quick ? 3 : bytes <= (1u << 20) ? 31 : bytes <= (4u << 20) ? 11 : 3;
+        int per_run = bytes <= (1u << 20) ? PER_RUN : 2;
         uint64_t count = bytes / 4;
         b.count = count;
         for (int rep = -1; rep < n; rep++) { /* rep -1: warm-up */
@@ -140,12 +141,12 @@ int main(int argc, char **argv)
             rc = sp_l3_run_orch(l3, orch, &b, NULL);
             double run = slowest(now_s() - t0);
 
-            b.per_run = PER_RUN;
+            b.per_run = per_run;
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = now_s();
             if (!rc)
                 rc = sp_l3_run_orch(l3, orch, &b, NULL);
-            double coll = slowest(now_s() - t0) / PER_RUN;
+            double coll = slowest(now_s() - t0) / per_run;
             if (rc) {
                 fprintf(stderr, "rank %d: run: %s: %s\n", rank, sp_status_name(rc),
                         sp_l3_last_error(l3));
@@ -160,8 +161,8 @@ int main(int argc, char **argv)
         double raw = median(samples[0], n), run = median(samples[1], n),
                coll = median(samples[2], n);
         if (rank == 0)
-            printf("%10llu %4d %12.1f %12.1f %12.1f %9.2f %9.2f\n", (unsigned long long)bytes, n,
-                   raw * 1e6, run * 1e6, coll * 1e6, coll / raw, run / raw);
+            printf("%10llu %4d %2d %12.1f %12.1f %12.1f %9.2f %9.2f\n", (unsigned long long)bytes,
+                   n, per_run, raw * 1e6, run * 1e6, coll * 1e6, coll / raw, run / raw);
     }
     /* A check that the L4 sums were sums: the window is still zeros + a 1 per rank. */
     float one = 1.0f;

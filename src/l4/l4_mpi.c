@@ -8,9 +8,9 @@
  * posted); it starts them (MPI_Isend / Irecv / Iallreduce), MPI_Test's what
  * is outstanding and completes each through done(user, status, peer). With
  * nothing outstanding it parks on a wait word the posters bump; with
- * something outstanding it polls, spinning, then yielding, then parking for
- * short, growing slices (MPI's non-blocking collectives progress only when
- * tested, so it cannot sleep long while one is in flight).
+ * something outstanding it polls, spinning, then yielding (MPI's
+ * non-blocking collectives and large messages progress only when tested,
+ * so it does not sleep while one is in flight).
  *
  * Deadlines: a receive past its deadline is cancelled and completes with
  * SP_ERANK_TIMEOUT naming its peer; a send or a collective cannot be
@@ -47,9 +47,6 @@
 #define L4_TAG_GROUP 7 /* MPI_Comm_create_group's tag (its own context) */
 /* Messages over INT_MAX bytes go as blocks of this type plus a tail. */
 #define L4_BLOCK_BYTES (1 << 20)
-/* How long the progress thread polls outstanding operations that do not
- * move before it parks between polls. */
-#define L4_POLL_NS 50000000ull
 /* How long sp_mpi_close waits for operations that timed out to finish. */
 #define L4_CLOSE_GRACE_NS 2000000000ull
 
@@ -652,10 +649,9 @@ static int take_posted(sp_mpi *m)
 }
 
 /* Test every active operation; 1 if any finished. */
-static int test_active(sp_mpi *m, uint64_t now, uint64_t *earliest)
+static int test_active(sp_mpi *m, uint64_t now)
 {
     int progressed = 0;
-    *earliest = 0;
     l4_op **pp = &m->active;
     while (*pp) {
         l4_op *op = *pp;
@@ -664,8 +660,6 @@ static int test_active(sp_mpi *m, uint64_t now, uint64_t *earliest)
             *pp = next;
             progressed = 1;
         } else {
-            if (op->deadline_ns && (!*earliest || op->deadline_ns < *earliest))
-                *earliest = op->deadline_ns;
             pp = &op->next;
         }
     }
@@ -699,9 +693,8 @@ static void *progress_main(void *arg)
         uint32_t seen = sp__waitword_load(&m->word);
         int progressed = take_posted(m);
         uint64_t now = sp_now_ns();
-        uint64_t earliest = 0;
         if (m->active)
-            progressed |= test_active(m, now, &earliest);
+            progressed |= test_active(m, now);
         if (m->zombies)
             test_zombies(m);
         if (atomic_load_explicit(&m->stop, memory_order_acquire)) {
@@ -721,24 +714,21 @@ static void *progress_main(void *arg)
             idle_since = sp_now_ns();
             continue;
         }
-        /* Outstanding but nothing moved: spin, then yield (MPI progresses
-         * a non-blocking collective only inside a test, so parking here
-         * would stall every round of it), and only once nothing moved for
-         * L4_POLL_NS (a peer late by that much is late by far more) park
-         * in slices of up to 1 ms, cut short by a post and never past the
-         * earliest deadline. */
+        /* Outstanding but nothing finished: spin, then yield. MPI moves a
+         * non-blocking collective or a large message only inside a test
+         * (every round, every fragment), and nothing tells from outside
+         * whether it moved, so while an operation is in flight the thread
+         * never parks (sched_yield gives the CPU to anything runnable).
+         * Only timed-out requests left (kept for a late peer's sake):
+         * park in 1 ms slices, cut short by a post. */
         uint64_t idle = now - idle_since;
-        if (idle < 20000) {
+        if (m->active && idle < 20000) {
             sp__cpu_relax();
-        } else if (idle < L4_POLL_NS) {
+        } else if (m->active) {
             sched_yield();
         } else {
-            uint64_t slice = idle / 8 < 1000000 ? idle / 8 : 1000000;
-            uint64_t until = now + slice;
-            if (earliest && earliest < until)
-                until = earliest;
             static const sp__wait_policy park_now = {.spin_ns = 0, .yield_ns = 0};
-            sp__waitword_wait_ne(&m->word, seen, &park_now, until, NULL);
+            sp__waitword_wait_ne(&m->word, seen, &park_now, now + 1000000, NULL);
         }
     }
     return NULL;
