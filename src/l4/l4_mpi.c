@@ -8,9 +8,9 @@
  * posted); it starts them (MPI_Isend / Irecv / Iallreduce), MPI_Test's what
  * is outstanding and completes each through done(user, status, peer). With
  * nothing outstanding it parks on a wait word the posters bump; with
- * something outstanding it polls, spinning, then yielding, then parking for
- * short, growing slices (MPI's non-blocking collectives progress only when
- * tested, so it cannot sleep long while one is in flight).
+ * something outstanding it polls, spinning, then yielding (MPI's
+ * non-blocking collectives and large messages progress only when tested,
+ * so it does not sleep while one is in flight).
  *
  * Deadlines: a receive past its deadline is cancelled and completes with
  * SP_ERANK_TIMEOUT naming its peer; a send or a collective cannot be
@@ -649,10 +649,9 @@ static int take_posted(sp_mpi *m)
 }
 
 /* Test every active operation; 1 if any finished. */
-static int test_active(sp_mpi *m, uint64_t now, uint64_t *earliest)
+static int test_active(sp_mpi *m, uint64_t now)
 {
     int progressed = 0;
-    *earliest = 0;
     l4_op **pp = &m->active;
     while (*pp) {
         l4_op *op = *pp;
@@ -661,8 +660,6 @@ static int test_active(sp_mpi *m, uint64_t now, uint64_t *earliest)
             *pp = next;
             progressed = 1;
         } else {
-            if (op->deadline_ns && (!*earliest || op->deadline_ns < *earliest))
-                *earliest = op->deadline_ns;
             pp = &op->next;
         }
     }
@@ -696,9 +693,8 @@ static void *progress_main(void *arg)
         uint32_t seen = sp__waitword_load(&m->word);
         int progressed = take_posted(m);
         uint64_t now = sp_now_ns();
-        uint64_t earliest = 0;
         if (m->active)
-            progressed |= test_active(m, now, &earliest);
+            progressed |= test_active(m, now);
         if (m->zombies)
             test_zombies(m);
         if (atomic_load_explicit(&m->stop, memory_order_acquire)) {
@@ -718,21 +714,21 @@ static void *progress_main(void *arg)
             idle_since = sp_now_ns();
             continue;
         }
-        /* Outstanding but nothing moved: spin, yield, then park in slices
-         * that grow with the idle time (up to 1 ms), cut short by a post
-         * and never past the earliest deadline. */
+        /* Outstanding but nothing finished: spin, then yield. MPI moves a
+         * non-blocking collective or a large message only inside a test
+         * (every round, every fragment), and nothing tells from outside
+         * whether it moved, so while an operation is in flight the thread
+         * never parks (sched_yield gives the CPU to anything runnable).
+         * Only timed-out requests left (kept for a late peer's sake):
+         * park in 1 ms slices, cut short by a post. */
         uint64_t idle = now - idle_since;
-        if (idle < 20000) {
+        if (m->active && idle < 20000) {
             sp__cpu_relax();
-        } else if (idle < 500000) {
+        } else if (m->active) {
             sched_yield();
         } else {
-            uint64_t slice = idle / 8 < 1000000 ? idle / 8 : 1000000;
-            uint64_t until = now + slice;
-            if (earliest && earliest < until)
-                until = earliest;
             static const sp__wait_policy park_now = {.spin_ns = 0, .yield_ns = 0};
-            sp__waitword_wait_ne(&m->word, seen, &park_now, until, NULL);
+            sp__waitword_wait_ne(&m->word, seen, &park_now, now + 1000000, NULL);
         }
     }
     return NULL;
