@@ -189,9 +189,10 @@ struct sp_l3_domain {
     uint64_t window_bytes;
     int chips[SP_L3_MAX_DOMAIN_CHIPS];
     sp_l3_tensor win[SP_L3_MAX_DOMAIN_CHIPS];
-    bool member;      /* a member chip is in this process */
-    bool spans_ranks; /* members on more than one rank: the group is used */
-    l3x_group *group; /* the transport's group of the members' ranks */
+    bool member;               /* a member chip is in this process */
+    bool spans_ranks;          /* members on more than one rank: the group is used */
+    l3x_group *group;          /* the transport's group of the members' ranks */
+    sp_l3_domain *next, *prev; /* the sp_l3's domains (sp_l3_close frees what is left) */
 };
 
 /* The error text of the sp_l3 (printf-style); returns `status`. */
