@@ -44,7 +44,11 @@ static int step(sp_l3_run *r, void *user)
 
 static int fail(const char *what, int rc, const char *msg)
 {
-    fprintf(stderr, "quickstart_l3: %s: %s: %s\n", what, sp_status_name(rc), msg);
+    /* The L3 layer's messages start with the status name already. */
+    if (strncmp(msg, "SP_E", 4) == 0)
+        fprintf(stderr, "quickstart_l3: %s: %s\n", what, msg);
+    else
+        fprintf(stderr, "quickstart_l3: %s: %s: %s\n", what, sp_status_name(rc), msg);
     return 1;
 }
 
