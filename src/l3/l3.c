@@ -121,6 +121,8 @@ SP_EXPORT void sp_l3_close(sp_l3 *l3)
     if (!l3)
         return;
     l3_drivers_stop(l3);
+    while (l3->domains)
+        sp_l3_domain_destroy(l3->domains);
     for (uint32_t i = 0; i < l3->nbufs; i++) {
         l3_buffer *b = &l3->bufs[i];
         if (b->live)
@@ -500,6 +502,10 @@ SP_EXPORT int sp_l3_domain_create(sp_l3 *l3, const int *chips, uint32_t n, uint6
             return rc;
         }
     }
+    d->next = l3->domains;
+    if (l3->domains)
+        l3->domains->prev = d;
+    l3->domains = d;
     *out = d;
     return SP_OK;
 }
@@ -509,6 +515,12 @@ SP_EXPORT void sp_l3_domain_destroy(sp_l3_domain *d)
     if (!d)
         return;
     sp_l3 *l3 = d->l3;
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        l3->domains = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
     if (d->group && l3->tr)
         l3->tr->group_destroy(l3->tr->ctx, d->group);
     for (uint32_t i = 0; i < d->n; i++)

@@ -14,7 +14,11 @@
  *   BROADCAST       root reads, others write [in_off, +B) (out_off unused)
  *   ALLTOALL        reads  [in_off, +n*B)  writes [out_off, +n*B)
  * count 0 is a valid no-op (a program whose split leaves a member nothing
- * need not special-case it): nothing read or written, done(0) at once. */
+ * need not special-case it): nothing read or written, done(0) at once.
+ *
+ * x->bytes_moved counts every byte this process wrote into a window: each
+ * memcpy or reduction destination and each block received into one (an
+ * accumulator written n-1 times counts n-1 times); scratch is not counted. */
 #include "l3/l3_coll.h"
 
 #include <stdarg.h>

@@ -87,6 +87,9 @@ struct l3_task {
             uint32_t callable;
             uint32_t ntens, nscal;
             uint32_t has_cfg;
+            uint32_t submitted; /* handed to its driver already submitted (h, slot) */
+            uint32_t slot;
+            sp_run_handle h;
             sp_call_config cfg;
             uint8_t dir[SP_L3_MAX_TASK_TENSORS];
             uint64_t sc[SP_L3_MAX_TASK_SCALARS];
@@ -114,7 +117,9 @@ typedef struct l3_edge {
 /* One driver per local chip: runs its chip's tasks through the worker's
  * async lane, and the copies and collectives that land on it. */
 typedef struct l3_driver {
-    _Alignas(SP_CACHE_LINE) sp__waitword wake; /* bumped on every push */
+    _Alignas(SP_CACHE_LINE) sp__waitword wake;          /* bumped on every push */
+    _Alignas(SP_CACHE_LINE) _Atomic uint32_t lane_used; /* runs submitted, not waited */
+    _Atomic uint32_t slot_free;                         /* bit s: slot[s] is free */
     _Alignas(SP_CACHE_LINE) l3_task *_Atomic q_tail;
     l3_task *q_head;
     l3_task q_stub;
@@ -132,8 +137,11 @@ struct sp_l3_run {
     /* Task records and edges: the orchestration thread is their one writer. */
     uint32_t ntasks;
     uint32_t nedges;
-    _Alignas(SP_CACHE_LINE) sp__waitword pending; /* tasks submitted, not done */
-    _Alignas(SP_CACHE_LINE) _Atomic int error;    /* first failure (0: none) */
+    _Alignas(SP_CACHE_LINE) _Atomic uint32_t pending; /* tasks submitted, not done */
+    /* Bumped each time `pending` reaches 0: the end-of-run wait sleeps on
+     * this, not on every completion. */
+    _Alignas(SP_CACHE_LINE) sp__waitword drained;
+    _Alignas(SP_CACHE_LINE) _Atomic int error; /* first failure (0: none) */
     char err[L3_ERR_LEN];
     int32_t failed_chip, failed_rank;
     int64_t failed_task;
@@ -145,6 +153,9 @@ struct sp_l3_run {
     uint32_t nrun_bufs, run_bufs_cap;
     l3_task **colls;
     uint32_t ncolls, colls_cap;
+    /* Chip runs the orchestration thread submitted and still holds. */
+    l3_task *deferred[SP_L3_MAX_CHIPS];
+    uint32_t ndeferred;
 };
 
 struct sp_l3 {
@@ -158,6 +169,7 @@ struct sp_l3 {
     sp_worker *w[SP_L3_MAX_CHIPS];
     l3_driver *drv;
     _Atomic uint32_t stop;
+    sp_l3_domain *domains;
     /* Buffers. */
     l3_buffer *bufs;
     uint32_t nbufs, bufs_cap, free_head; /* free_head: index + 1, 0: none */
@@ -177,9 +189,10 @@ struct sp_l3_domain {
     uint64_t window_bytes;
     int chips[SP_L3_MAX_DOMAIN_CHIPS];
     sp_l3_tensor win[SP_L3_MAX_DOMAIN_CHIPS];
-    bool member;      /* a member chip is in this process */
-    bool spans_ranks; /* members on more than one rank: the group is used */
-    l3x_group *group; /* the transport's group of the members' ranks */
+    bool member;               /* a member chip is in this process */
+    bool spans_ranks;          /* members on more than one rank: the group is used */
+    l3x_group *group;          /* the transport's group of the members' ranks */
+    sp_l3_domain *next, *prev; /* the sp_l3's domains (sp_l3_close frees what is left) */
 };
 
 /* The error text of the sp_l3 (printf-style); returns `status`. */

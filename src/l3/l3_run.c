@@ -21,13 +21,6 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-/* The collective engine is src/l3/l3_coll.c; weak so the layer links
- * (and refuses collectives by name) in a tree that does not have it yet. */
-#pragma weak l3_coll_check
-#pragma weak l3_coll_ranges
-#pragma weak l3_coll_start
-#pragma weak l3_coll_exec_release
-
 static inline l3_task *task_at(sp_l3 *l3, uint32_t i)
 {
     return &l3->chunks[i >> L3_CHUNK_SHIFT][i & (L3_CHUNK - 1)];
@@ -94,14 +87,17 @@ static int submit_fail(sp_l3_run *r, int status, const char *fmt, ...)
 
 static void queue_init(l3_driver *d)
 {
-    atomic_store_explicit(&d->q_stub.qnext, NULL, memory_order_relaxed);
+    atomic_store_explicit(&d->q_stub.qnext, NULL,
+                          memory_order_relaxed); /* before the driver thread starts */
     d->q_head = &d->q_stub;
-    atomic_store_explicit(&d->q_tail, &d->q_stub, memory_order_relaxed);
+    atomic_store_explicit(&d->q_tail, &d->q_stub,
+                          memory_order_relaxed); /* before the driver thread starts */
 }
 
 static void queue_push(l3_driver *d, l3_task *t)
 {
-    atomic_store_explicit(&t->qnext, NULL, memory_order_relaxed);
+    atomic_store_explicit(&t->qnext, NULL,
+                          memory_order_relaxed); /* published by the exchange below */
     l3_task *prev = atomic_exchange_explicit(&d->q_tail, t, memory_order_acq_rel);
     atomic_store_explicit(&prev->qnext, t, memory_order_release);
 }
@@ -134,16 +130,95 @@ static l3_task *queue_pop(l3_driver *d)
     return NULL;
 }
 
-static void make_ready(sp_l3 *l3, l3_task *t)
+/* ---- lanes ------------------------------------------------------------------------
+ * A chip's runs not yet waited for hold a claim on its lane (at most
+ * `depth`) and one of its argument slots. Whoever makes a chip task ready
+ * on an idle chip (the orchestration thread, a driver) submits it at once
+ * in its own thread, as the single-chip worker's caller would, and hands
+ * the run to the chip's driver only for the wait: the driver's wake-up
+ * then overlaps the run instead of preceding it. */
+
+static bool lane_claim(l3_driver *d, bool only_idle)
+{
+    uint32_t v =
+        atomic_load_explicit(&d->lane_used, memory_order_relaxed); /* a guess; the CAS decides */
+    do {
+        if (only_idle ? v != 0 : v >= d->depth)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&d->lane_used, &v, v + 1, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+static uint32_t slot_claim(l3_driver *d)
+{
+    uint32_t m =
+        atomic_load_explicit(&d->slot_free, memory_order_relaxed); /* a guess; the CAS decides */
+    for (;;) {
+        /* A lane claim guarantees a free slot (one per claim). */
+        uint32_t s = (uint32_t)__builtin_ctz(m);
+        if (atomic_compare_exchange_weak_explicit(&d->slot_free, &m, m & ~(1u << s),
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            return s;
+    }
+}
+
+static void lane_release(l3_driver *d, uint32_t slot)
+{
+    atomic_fetch_or_explicit(&d->slot_free, 1u << slot, memory_order_release);
+    atomic_fetch_sub_explicit(&d->lane_used, 1, memory_order_release);
+}
+
+static void complete(sp_l3 *l3, l3_task *t, int status, bool direct);
+
+/* Submit chip task `t` (its lane claimed) to its chip's worker: 0, or the
+ * submit's failure (then `t` is complete). */
+static int chip_start(sp_l3 *l3, l3_driver *d, l3_task *t)
+{
+    uint32_t s = slot_claim(d);
+    sp_args *a = d->slot[s];
+    uint32_t n = t->u.chip.ntens;
+    a->tensor_count = n;
+    a->scalar_count = t->u.chip.nscal;
+    memcpy(a->dirs, t->u.chip.dir, n);
+    memcpy(a->tensors, t->u.chip.t, n * sizeof(sp_tensor));
+    memcpy(a->scalars, t->u.chip.sc, t->u.chip.nscal * sizeof(uint64_t));
+    sp_worker *w = l3->w[d->local];
+    int rc = sp_worker_submit(w, t->u.chip.callable, a, t->u.chip.has_cfg ? &t->u.chip.cfg : NULL,
+                              &t->u.chip.h);
+    if (rc) {
+        lane_release(d, s);
+        sp__waitword_add(&d->wake, 1); /* its driver may wait for the lane */
+        run_failed(t->run, rc, t->chip, l3->rank, t->id, "chip %d task %lld (callable %u): %s",
+                   t->chip, (long long)t->id, t->u.chip.callable, sp_worker_last_error(w));
+        atomic_fetch_add_explicit(&t->run->chip_tasks, 1, memory_order_relaxed); /* a count */
+        complete(l3, t, rc, true);
+        return rc;
+    }
+    t->u.chip.slot = s;
+    t->u.chip.submitted = 1;
+    return SP_OK;
+}
+
+/* `direct`: the caller's thread may submit a chip task itself (not the
+ * transport's progress thread, which must not prepare runs). */
+static void make_ready(sp_l3 *l3, l3_task *t, bool direct)
 {
     l3_driver *d = &l3->drv[t->drv];
+    if (direct && t->kind == L3_CHIP &&
+        !atomic_load_explicit(
+            &t->cancel, memory_order_relaxed) && /* set before the waits decrement that readied t */
+        lane_claim(d, true)) {
+        if (chip_start(l3, d, t) != SP_OK)
+            return;
+    }
     queue_push(d, t);
     sp__waitword_add(&d->wake, 1);
 }
 
 /* ---- completion ------------------------------------------------------------------- */
 
-static void complete(sp_l3 *l3, l3_task *t, int status)
+static void complete(sp_l3 *l3, l3_task *t, int status, bool direct)
 {
     sp_l3_run *r = t->run;
     atomic_store_explicit(&t->status, status, memory_order_relaxed); /* published by `done` */
@@ -158,9 +233,10 @@ static void complete(sp_l3 *l3, l3_task *t, int status)
         if (status)
             atomic_store_explicit(&s->cancel, 1, memory_order_relaxed); /* ordered by waits */
         if (atomic_fetch_sub_explicit(&s->waits, 1, memory_order_acq_rel) == 1)
-            make_ready(l3, s);
+            make_ready(l3, s, direct);
     }
-    sp__waitword_add(&r->pending, (uint32_t)-1);
+    if (atomic_fetch_sub_explicit(&r->pending, 1, memory_order_acq_rel) == 1)
+        sp__waitword_add(&r->drained, 1);
 }
 
 static void comm_done(void *user, int status, int peer)
@@ -178,20 +254,17 @@ static void comm_done(void *user, int status, int peer)
                    l3->tr && l3->tr->last_error ? l3->tr->last_error(l3->tr->ctx) : "");
     if (t->kind == L3_COLL) {
         atomic_fetch_add_explicit(&r->collectives, 1, memory_order_relaxed); /* a count */
-        atomic_fetch_add_explicit(&r->bytes_moved, t->u.coll.x.bytes_moved, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->bytes_moved, t->u.coll.x.bytes_moved,
+                                  memory_order_relaxed); /* a sum, read after the run drained */
     } else {
         atomic_fetch_add_explicit(&r->copies, 1, memory_order_relaxed); /* a count */
-        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes,
+                                  memory_order_relaxed); /* a sum, read after the run drained */
     }
-    complete(l3, t, status < 0 ? status : 0);
+    complete(l3, t, status < 0 ? status : 0, false);
 }
 
 /* ---- execution on a driver -------------------------------------------------------- */
-
-typedef struct inflight {
-    l3_task *t;
-    sp_run_handle h;
-} inflight;
 
 static int copy_local(l3_task *t)
 {
@@ -220,66 +293,81 @@ static int copy_local(l3_task *t)
     return rc;
 }
 
-static void chip_finish(sp_l3 *l3, l3_driver *d, inflight *f)
+/* The driver's runs in flight (each holds a lane claim) and the chip tasks
+ * ready while its lane is full. */
+typedef struct drv_state {
+    l3_task *fl[L3_MAX_LANE];
+    uint32_t nfl, fl_head;
+    l3_task *wait_head, *wait_tail;
+} drv_state;
+
+static void fl_add(l3_driver *d, drv_state *ds, l3_task *t)
 {
+    ds->fl[(ds->fl_head + ds->nfl) % d->depth] = t;
+    ds->nfl++;
+}
+
+static void chip_finish(sp_l3 *l3, l3_driver *d, drv_state *ds)
+{
+    l3_task *t = ds->fl[ds->fl_head];
+    ds->fl_head = (ds->fl_head + 1) % d->depth;
+    ds->nfl--;
     sp_worker *w = l3->w[d->local];
-    int rc = sp_worker_wait(w, &f->h, NULL);
-    l3_task *t = f->t;
+    int rc = sp_worker_wait(w, &t->u.chip.h, NULL);
+    lane_release(d, t->u.chip.slot);
     if (rc)
         run_failed(t->run, rc, t->chip, l3->rank, t->id, "chip %d task %lld (callable %u): %s",
                    t->chip, (long long)t->id, t->u.chip.callable, sp_worker_last_error(w));
     atomic_fetch_add_explicit(&t->run->chip_tasks, 1, memory_order_relaxed); /* a count */
-    complete(l3, t, rc);
+    complete(l3, t, rc, true);
 }
 
-/* Start `t` on its driver; a chip run goes in flight (fl), the rest finish
- * here or through the transport. */
-static void execute(sp_l3 *l3, l3_driver *d, l3_task *t, inflight *fl, uint32_t *nfl,
-                    uint32_t *fl_head)
+/* A ready chip task on its own driver: start it if the lane has room. */
+static bool chip_try(sp_l3 *l3, l3_driver *d, drv_state *ds, l3_task *t)
+{
+    if (!lane_claim(d, false))
+        return false;
+    if (chip_start(l3, d, t) == SP_OK)
+        fl_add(d, ds, t);
+    return true;
+}
+
+/* Run `t` on its driver: chip runs go in flight, the rest finish here or
+ * through the transport. */
+static void execute(sp_l3 *l3, l3_driver *d, drv_state *ds, l3_task *t)
 {
     sp_l3_run *r = t->run;
+    if (t->kind == L3_CHIP && t->u.chip.submitted) {
+        fl_add(d, ds, t);
+        return;
+    }
+    /* cancel: set before the waits decrement that readied t (relaxed is enough) */
     if (atomic_load_explicit(&t->cancel, memory_order_relaxed) && !t->comm) {
         atomic_fetch_add_explicit(&r->cancelled, 1, memory_order_relaxed); /* a count */
-        complete(l3, t, L3_CANCELLED);
+        complete(l3, t, L3_CANCELLED, true);
         return;
     }
     switch (t->kind) {
-    case L3_CHIP: {
-        uint32_t s = (*fl_head + *nfl) % d->depth;
-        sp_args *a = d->slot[s];
-        uint32_t n = t->u.chip.ntens;
-        a->tensor_count = n;
-        a->scalar_count = t->u.chip.nscal;
-        memcpy(a->dirs, t->u.chip.dir, n);
-        memcpy(a->tensors, t->u.chip.t, n * sizeof(sp_tensor));
-        memcpy(a->scalars, t->u.chip.sc, t->u.chip.nscal * sizeof(uint64_t));
-        sp_worker *w = l3->w[d->local];
-        fl[s].t = t;
-        int rc = sp_worker_submit(w, t->u.chip.callable, a,
-                                  t->u.chip.has_cfg ? &t->u.chip.cfg : NULL, &fl[s].h);
-        if (rc) {
-            run_failed(r, rc, t->chip, l3->rank, t->id, "chip %d task %lld (callable %u): %s",
-                       t->chip, (long long)t->id, t->u.chip.callable, sp_worker_last_error(w));
-            atomic_fetch_add_explicit(&r->chip_tasks, 1, memory_order_relaxed); /* a count */
-            complete(l3, t, rc);
-            return;
-        }
-        (*nfl)++;
-        if (*nfl == d->depth) {
-            chip_finish(l3, d, &fl[*fl_head]);
-            *fl_head = (*fl_head + 1) % d->depth;
-            (*nfl)--;
+    case L3_CHIP:
+        if (ds->wait_head || !chip_try(l3, d, ds, t)) {
+            atomic_store_explicit(&t->qnext, NULL, memory_order_relaxed); /* driver-private now */
+            if (ds->wait_tail)
+                atomic_store_explicit(&ds->wait_tail->qnext, t,
+                                      memory_order_relaxed); /* driver-private list */
+            else
+                ds->wait_head = t;
+            ds->wait_tail = t;
         }
         return;
-    }
     case L3_COPY: {
         int rc = copy_local(t);
         if (rc)
             run_failed(r, rc, t->chip, l3->rank, t->id, "copy task %lld of %llu bytes (chip %d)",
                        (long long)t->id, (unsigned long long)t->u.copy.bytes, t->chip);
         atomic_fetch_add_explicit(&r->copies, 1, memory_order_relaxed); /* a count */
-        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes, memory_order_relaxed);
-        complete(l3, t, rc);
+        atomic_fetch_add_explicit(&r->bytes_moved, t->u.copy.bytes,
+                                  memory_order_relaxed); /* a sum, read after the run drained */
+        complete(l3, t, rc, true);
         return;
     }
     case L3_SEND:
@@ -297,8 +385,7 @@ static void execute(sp_l3 *l3, l3_driver *d, l3_task *t, inflight *fl, uint32_t 
     case L3_COLL: {
         t->u.coll.c->deadline_ns = sp_now_ns() + l3->rank_timeout_ns;
         memset(&t->u.coll.x, 0, sizeof t->u.coll.x);
-        int rc =
-            l3_coll_start ? l3_coll_start(&t->u.coll.x, t->u.coll.c, comm_done, t) : SP_ENOTSUP;
+        int rc = l3_coll_start(&t->u.coll.x, t->u.coll.c, comm_done, t);
         if (rc)
             comm_done(t, rc, -1);
         return;
@@ -310,23 +397,34 @@ static void *driver_main(void *arg)
 {
     l3_driver *d = arg;
     sp_l3 *l3 = d->l3;
-    inflight fl[L3_MAX_LANE];
-    uint32_t nfl = 0, fl_head = 0;
+    drv_state ds;
+    memset(&ds, 0, sizeof ds);
     for (;;) {
         uint32_t seen = sp__waitword_load(&d->wake);
         l3_task *t = queue_pop(d);
         if (t) {
-            execute(l3, d, t, fl, &nfl, &fl_head);
+            execute(l3, d, &ds, t);
             continue;
         }
-        if (nfl) {
+        if (ds.wait_head) {
+            l3_task *w = ds.wait_head;
+            if (chip_try(l3, d, &ds, w)) {
+                ds.wait_head =
+                    atomic_load_explicit(&w->qnext, memory_order_relaxed); /* driver-private list */
+                if (!ds.wait_head)
+                    ds.wait_tail = NULL;
+                continue;
+            }
+        }
+        if (ds.nfl) {
             /* Nothing else to start: finish the oldest run. */
-            chip_finish(l3, d, &fl[fl_head]);
-            fl_head = (fl_head + 1) % d->depth;
-            nfl--;
+            chip_finish(l3, d, &ds);
             continue;
         }
-        if (atomic_load_explicit(&l3->stop, memory_order_acquire))
+        /* Idle, or the lane is full with runs submitted elsewhere (the
+         * orchestration thread's, not handed over yet): their hand-over or
+         * their end bumps `wake`. */
+        if (!ds.wait_head && atomic_load_explicit(&l3->stop, memory_order_acquire))
             break;
         sp__waitword_wait_ne(&d->wake, seen, &sp__wait_default, 0, NULL);
     }
@@ -347,8 +445,11 @@ int l3_drivers_start(sp_l3 *l3, char *err, size_t err_len)
         d->l3 = l3;
         d->local = (int)i;
         queue_init(d);
+        atomic_store_explicit(&d->lane_used, 0, memory_order_relaxed); /* before the thread */
         uint32_t depth = sp_worker_lane_depth(l3->w[i]);
         d->depth = depth < 1 ? 1 : depth > L3_MAX_LANE ? L3_MAX_LANE : depth;
+        atomic_store_explicit(&d->slot_free, (1u << d->depth) - 1u,
+                              memory_order_relaxed); /* before the driver thread starts */
         for (uint32_t s = 0; s < d->depth; s++) {
             d->slot[s] = calloc(1, sizeof(sp_args));
             if (!d->slot[s]) {
@@ -425,7 +526,8 @@ static l3_task *task_new(sp_l3_run *r, uint8_t kind, int chip, int drv)
     t->chip = chip;
     t->drv = (int16_t)drv;
     atomic_store_explicit(&t->waits, 1, memory_order_relaxed); /* published by the push */
-    atomic_store_explicit(&t->cancel, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->cancel, 0,
+                          memory_order_relaxed); /* t is not visible to other threads yet */
     atomic_flag_clear_explicit(&t->lock, memory_order_relaxed);
     atomic_store_explicit(&t->done, 0, memory_order_relaxed);
     atomic_store_explicit(&t->status, 0, memory_order_relaxed);
@@ -444,7 +546,8 @@ static int add_edge(sp_l3_run *r, l3_task *p, l3_task *t)
     sp_l3 *l3 = r->l3;
     task_lock(p);
     if (atomic_load_explicit(&p->done, memory_order_acquire)) {
-        int st = atomic_load_explicit(&p->status, memory_order_relaxed);
+        int st = atomic_load_explicit(&p->status,
+                                      memory_order_relaxed); /* published by done's release */
         task_unlock(p);
         if (st)
             atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* t is not queued yet */
@@ -494,7 +597,8 @@ static int add_access(sp_l3_run *r, l3_task *t, l3_buffer *b, uint64_t lo, uint6
         }
         l3_task *p = task_at(l3, a.task);
         if (atomic_load_explicit(&p->done, memory_order_acquire) &&
-            atomic_load_explicit(&p->status, memory_order_relaxed) == 0)
+            atomic_load_explicit(&p->status, memory_order_relaxed) ==
+                0) /* published by done's release */
             continue;
         bool overlap = a.lo < hi && lo < a.hi;
         if (overlap && (write || a.write)) {
@@ -520,11 +624,56 @@ static int add_access(sp_l3_run *r, l3_task *t, l3_buffer *b, uint64_t lo, uint6
 }
 
 /* Release the submit's hold: the task runs once its producers are done. */
+/* A chip task the orchestration thread submitted itself keeps with it
+ * until its next call into the run (then its driver waits for it) or the
+ * end of the run (then it waits itself, as the single-chip worker's
+ * caller would: no thread hop on the way back). */
+static void deferred_flush(sp_l3_run *r)
+{
+    for (uint32_t i = 0; i < r->ndeferred; i++) {
+        l3_task *t = r->deferred[i];
+        l3_driver *d = &r->l3->drv[t->drv];
+        queue_push(d, t);
+        sp__waitword_add(&d->wake, 1);
+    }
+    r->ndeferred = 0;
+}
+
+static void deferred_wait(sp_l3_run *r)
+{
+    sp_l3 *l3 = r->l3;
+    while (r->ndeferred) {
+        l3_task *t = r->deferred[--r->ndeferred];
+        l3_driver *d = &l3->drv[t->drv];
+        sp_worker *w = l3->w[d->local];
+        int rc = sp_worker_wait(w, &t->u.chip.h, NULL);
+        lane_release(d, t->u.chip.slot);
+        sp__waitword_add(&d->wake, 1); /* its driver may wait for the lane */
+        if (rc)
+            run_failed(r, rc, t->chip, l3->rank, t->id, "chip %d task %lld (callable %u): %s",
+                       t->chip, (long long)t->id, t->u.chip.callable, sp_worker_last_error(w));
+        atomic_fetch_add_explicit(&r->chip_tasks, 1, memory_order_relaxed); /* a count */
+        complete(l3, t, rc, true);
+    }
+}
+
 static void task_commit(sp_l3_run *r, l3_task *t)
 {
-    sp__waitword_add_quiet(&r->pending, 1); /* nobody waits on it while submitting */
-    if (atomic_fetch_sub_explicit(&t->waits, 1, memory_order_acq_rel) == 1)
-        make_ready(r->l3, t);
+    sp_l3 *l3 = r->l3;
+    atomic_fetch_add_explicit(&r->pending, 1, memory_order_relaxed); /* before the task can end */
+    if (atomic_fetch_sub_explicit(&t->waits, 1, memory_order_acq_rel) != 1)
+        return;
+    l3_driver *d = &l3->drv[t->drv];
+    if (t->kind == L3_CHIP &&
+        !atomic_load_explicit(&t->cancel,
+                              memory_order_relaxed) && /* t is not visible to other threads yet */
+        r->ndeferred < SP_L3_MAX_CHIPS &&
+        lane_claim(d, true)) {
+        if (chip_start(l3, d, t) == SP_OK)
+            r->deferred[r->ndeferred++] = t;
+        return;
+    }
+    make_ready(l3, t, true);
 }
 
 /* A task whose dependency bookkeeping failed: it must still complete. */
@@ -532,7 +681,7 @@ static int task_abort(sp_l3_run *r, l3_task *t, int rc, const char *what)
 {
     submit_fail(r, rc, "%s task %lld: dependency tables: %s", what, (long long)t->id,
                 sp_status_hint(rc));
-    atomic_store_explicit(&t->cancel, 1, memory_order_relaxed);
+    atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* t is not queued yet */
     task_commit(r, t);
     return rc;
 }
@@ -584,7 +733,7 @@ static int64_t copy_task(sp_l3_run *r, uint32_t dst, uint64_t doff, uint32_t src
                     "copy task %lld: chip %d has no host-map for a transfer to "
                     "another rank",
                     (long long)t->id, chip);
-        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* t is not queued yet */
         t->comm = 0;
         task_commit(r, t);
         return SP_ENOTSUP;
@@ -596,11 +745,15 @@ static int64_t copy_task(sp_l3_run *r, uint32_t dst, uint64_t doff, uint32_t src
         rc = add_access(r, t, db, doff, doff + bytes, true);
     if (rc)
         return task_abort(r, t, rc, "copy");
-    if (atomic_load_explicit(&r->error, memory_order_relaxed) && !t->comm)
-        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* after a failure */
     int64_t id = t->id;
     task_commit(r, t);
     return id;
+}
+
+static int64_t after_failure(sp_l3_run *r, int64_t id)
+{
+    int e = atomic_load_explicit(&r->error, memory_order_acquire);
+    return e && id >= 0 ? e : id;
 }
 
 static bool run_ok(sp_l3_run *r)
@@ -608,8 +761,10 @@ static bool run_ok(sp_l3_run *r)
     return r && r->l3 && r->l3->in_run && r == &r->l3->run;
 }
 
-/* After a failure, level 3 refuses more work; level 4 goes on building
- * (so every rank takes part in every transfer) and cancels the rest. */
+/* After a failure, level 3 refuses more work. Level 4 goes on building
+ * (every rank takes part in every transfer, so no peer waits for a part
+ * that never comes; only what depends on the failure is cancelled) and
+ * the submit returns the failure all the same (after_failure). */
 static int refused(sp_l3_run *r)
 {
     int e = atomic_load_explicit(&r->error, memory_order_acquire);
@@ -620,6 +775,7 @@ SP_EXPORT int64_t sp_l3_copy(sp_l3_run *r, const sp_l3_tensor *dst, const sp_l3_
 {
     if (!run_ok(r))
         return SP_EINVAL;
+    deferred_flush(r);
     int e = refused(r);
     if (e)
         return e;
@@ -660,7 +816,7 @@ SP_EXPORT int64_t sp_l3_copy(sp_l3_run *r, const sp_l3_tensor *dst, const sp_l3_
         soff < doff + (uint64_t)n * es)
         return submit_fail(r, SP_EINVAL, "copy: source and destination overlap in buffer %u",
                            dst->buffer);
-    return copy_task(r, dst->buffer, doff, src->buffer, soff, (uint64_t)n * es);
+    return after_failure(r, copy_task(r, dst->buffer, doff, src->buffer, soff, (uint64_t)n * es));
 }
 
 SP_EXPORT int sp_l3_run_tensor(sp_l3_run *r, int chip, int dtype, int ndim, const int64_t *shape,
@@ -668,6 +824,7 @@ SP_EXPORT int sp_l3_run_tensor(sp_l3_run *r, int chip, int dtype, int ndim, cons
 {
     if (!run_ok(r))
         return SP_EINVAL;
+    deferred_flush(r);
     sp_l3 *l3 = r->l3;
     if (chip < 0 || (uint32_t)chip >= l3->total_chips)
         return submit_fail(r, SP_EINVAL, "run tensor: chip %d of %u", chip, l3->total_chips);
@@ -700,6 +857,7 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
 {
     if (!run_ok(r))
         return SP_EINVAL;
+    deferred_flush(r);
     int e = refused(r);
     if (e)
         return e;
@@ -797,6 +955,7 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
         t->u.chip.ntens = arg_count;
         t->u.chip.nscal = scalar_count;
         t->u.chip.has_cfg = config != NULL;
+        t->u.chip.submitted = 0;
         if (config)
             t->u.chip.cfg = *config;
         if (scalar_count)
@@ -818,8 +977,6 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
         }
         if (rc)
             return task_abort(r, t, rc, "chip");
-        if (atomic_load_explicit(&r->error, memory_order_relaxed))
-            atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* after a failure */
         tid = t->id;
         task_commit(r, t);
     }
@@ -830,7 +987,7 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
         if (cid < 0)
             return cid;
     }
-    return tid;
+    return after_failure(r, tid);
 }
 
 /* ---- collectives --------------------------------------------------------------------- */
@@ -842,6 +999,7 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
                                         "broadcast", "alltoall"};
     if (!run_ok(r))
         return SP_EINVAL;
+    deferred_flush(r);
     int e = refused(r);
     if (e)
         return e;
@@ -849,8 +1007,6 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
     if (!d || d->l3 != l3)
         return submit_fail(r, SP_EINVAL, "%s: %s domain", names[kind],
                            d ? "another sp_l3's" : "a NULL");
-    if (!l3_coll_check || !l3_coll_ranges || !l3_coll_start)
-        return submit_fail(r, SP_ENOTSUP, "%s: this build has no collective engine", names[kind]);
     l3_coll *c = calloc(1, sizeof *c);
     if (!c)
         return submit_fail(r, SP_ENOMEM, "%s", names[kind]);
@@ -927,8 +1083,6 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
     }
     if (rc)
         return task_abort(r, t, rc, names[kind]);
-    if (atomic_load_explicit(&r->error, memory_order_relaxed) && !t->comm)
-        atomic_store_explicit(&t->cancel, 1, memory_order_relaxed); /* after a failure */
     int64_t id = t->id;
     task_commit(r, t);
     return id;
@@ -937,32 +1091,37 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
 SP_EXPORT int64_t sp_l3_allreduce(sp_l3_run *r, sp_l3_domain *d, uint64_t offset, uint64_t count,
                                   int dtype, sp_l3_reduce_op op)
 {
-    return coll_submit(r, d, L3_COLL_ALLREDUCE, 0, offset, offset, count, dtype, (int)op);
+    return after_failure(
+        r, coll_submit(r, d, L3_COLL_ALLREDUCE, 0, offset, offset, count, dtype, (int)op));
 }
 
 SP_EXPORT int64_t sp_l3_allgather(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off, uint64_t out_off,
                                   uint64_t count, int dtype)
 {
-    return coll_submit(r, d, L3_COLL_ALLGATHER, 0, in_off, out_off, count, dtype, 0);
+    return after_failure(r,
+                         coll_submit(r, d, L3_COLL_ALLGATHER, 0, in_off, out_off, count, dtype, 0));
 }
 
 SP_EXPORT int64_t sp_l3_reduce_scatter(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off,
                                        uint64_t out_off, uint64_t count, int dtype,
                                        sp_l3_reduce_op op)
 {
-    return coll_submit(r, d, L3_COLL_REDUCE_SCATTER, 0, in_off, out_off, count, dtype, (int)op);
+    return after_failure(
+        r, coll_submit(r, d, L3_COLL_REDUCE_SCATTER, 0, in_off, out_off, count, dtype, (int)op));
 }
 
 SP_EXPORT int64_t sp_l3_broadcast(sp_l3_run *r, sp_l3_domain *d, uint32_t root, uint64_t offset,
                                   uint64_t count, int dtype)
 {
-    return coll_submit(r, d, L3_COLL_BROADCAST, root, offset, offset, count, dtype, 0);
+    return after_failure(
+        r, coll_submit(r, d, L3_COLL_BROADCAST, root, offset, offset, count, dtype, 0));
 }
 
 SP_EXPORT int64_t sp_l3_alltoall(sp_l3_run *r, sp_l3_domain *d, uint64_t in_off, uint64_t out_off,
                                  uint64_t count, int dtype)
 {
-    return coll_submit(r, d, L3_COLL_ALLTOALL, 0, in_off, out_off, count, dtype, 0);
+    return after_failure(r,
+                         coll_submit(r, d, L3_COLL_ALLTOALL, 0, in_off, out_off, count, dtype, 0));
 }
 
 /* ---- the run --------------------------------------------------------------------------- */
@@ -991,10 +1150,10 @@ SP_EXPORT int sp_l3_run_fail(sp_l3_run *r, int status, const char *msg)
 static void wait_drained(sp_l3_run *r)
 {
     for (;;) {
-        uint32_t v = sp__waitword_load(&r->pending);
-        if (v == 0)
+        uint32_t g = sp__waitword_load(&r->drained);
+        if (atomic_load_explicit(&r->pending, memory_order_acquire) == 0)
             return;
-        sp__waitword_wait_ne(&r->pending, v, &sp__wait_default, 0, NULL);
+        sp__waitword_wait_ne(&r->drained, g, &sp__wait_default, 0, NULL);
     }
 }
 
@@ -1012,8 +1171,9 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
     r->seq = ++l3->run_seq;
     r->ntasks = 0;
     r->nedges = 0;
-    atomic_store_explicit(&r->pending.value, 0, memory_order_relaxed); /* no run is going on */
-    atomic_store_explicit(&r->error, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->pending, 0, memory_order_relaxed); /* no run is going on */
+    atomic_store_explicit(&r->error, 0,
+                          memory_order_relaxed); /* no run is going on: drivers are idle */
     r->err[0] = '\0';
     r->failed_chip = SP_L3_HOST;
     r->failed_rank = -1;
@@ -1026,17 +1186,18 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
     atomic_store_explicit(&r->bytes_moved, 0, memory_order_relaxed);
     r->nrun_bufs = 0;
     r->ncolls = 0;
+    r->ndeferred = 0;
     l3->in_run = true;
     int orc = orch(r, user);
     uint64_t t1 = sp_now_ns();
     if (orc < 0)
         run_failed(r, orc, SP_L3_HOST, l3->rank, -1, "the L3 orchestration returned %s (rank %d)",
                    sp_status_name(orc), l3->rank);
+    deferred_wait(r);
     wait_drained(r);
     for (uint32_t i = 0; i < r->ncolls; i++) {
         l3_task *t = r->colls[i];
-        if (l3_coll_exec_release)
-            l3_coll_exec_release(&t->u.coll.x);
+        l3_coll_exec_release(&t->u.coll.x);
         free(t->u.coll.c);
         t->u.coll.c = NULL;
     }
@@ -1083,7 +1244,9 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
         memset(stats, 0, sizeof *stats);
         stats->wall_ns = sp_now_ns() - t0;
         stats->orch_ns = t1 - t0;
-        stats->chip_tasks = atomic_load_explicit(&r->chip_tasks, memory_order_relaxed);
+        stats->chip_tasks = atomic_load_explicit(
+            &r->chip_tasks,
+            memory_order_relaxed); /* the run drained: completions happened before */
         stats->copies = atomic_load_explicit(&r->copies, memory_order_relaxed);
         stats->collectives = atomic_load_explicit(&r->collectives, memory_order_relaxed);
         stats->cancelled = atomic_load_explicit(&r->cancelled, memory_order_relaxed);

@@ -1,6 +1,6 @@
 /* What the L3 tests share: an sp_l3 over N sim chips with the test
  * callable (tests/kernels/l3_kernels.c, plus fault_kernels.c's segv as
- * func_id 4) registered as callable 0, and small run helpers. */
+ * func_id 4, fault_hang as 5) registered as callable 0, and small run helpers. */
 #ifndef SP_L3_TEST_SUPPORT_H
 #define SP_L3_TEST_SUPPORT_H
 
@@ -13,12 +13,12 @@
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-enum { K_AXPY = 0, K_FILL = 1, K_MEET = 2, K_NOOP = 3, K_SEGV = 4 };
+enum { K_AXPY = 0, K_FILL = 1, K_MEET = 2, K_NOOP = 3, K_SEGV = 4, K_HANG = 5 };
 
 static inline int l3t_register(sp_l3 *l3, char *err, size_t err_len)
 {
     const char *k = SP_TEST_KERNEL_DIR "/l3_kernels.so";
-    sp_callable_kernel_spec ks[5] = {
+    sp_callable_kernel_spec ks[6] = {
         {.func_id = K_AXPY, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_axpy"},
         {.func_id = K_FILL, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_fill"},
         {.func_id = K_MEET, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_meet"},
@@ -27,12 +27,16 @@ static inline int l3t_register(sp_l3 *l3, char *err, size_t err_len)
          .core_type = SP_CORE_AIV,
          .path = SP_TEST_KERNEL_DIR "/fault_kernels.so",
          .entry = "fault_segv"},
+        {.func_id = K_HANG,
+         .core_type = SP_CORE_AIV,
+         .path = SP_TEST_KERNEL_DIR "/fault_kernels.so",
+         .entry = "fault_hang"},
     };
     sp_callable_spec spec = {.orch_path = k,
                              .orch_entry = "l3_one",
                              .orch_config = "l3_one_config",
                              .kernels = ks,
-                             .kernel_count = 5};
+                             .kernel_count = 6};
     void *blob;
     size_t size;
     int rc = sp_callable_build(&spec, &blob, &size, err, err_len);

@@ -13,45 +13,9 @@
 
 #include "common/wait.h"
 #include "l3/l3_coll.h"
+#include "l3_coll_ref.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
-
-/* ---- a reproducible generator ------------------------------------------------ */
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint16_t h_bits(_Float16 h)
-{
-    uint16_t u;
-    memcpy(&u, &h, sizeof u);
-    return u;
-}
-
-static _Float16 h_from_bits(uint16_t u)
-{
-    _Float16 h;
-    memcpy(&h, &u, sizeof h);
-    return h;
-}
 
 /* ---- half converters ------------------------------------------------------------ */
 
@@ -117,91 +81,6 @@ Test(l3_half, narrowing_rounds_to_nearest_even)
     uint64_t s = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 2000000; i++)
         check_narrow(f32_from_bits((uint32_t)rng_next(&s)));
-}
-
-/* ---- the reference combine (plain, element by element) ------------------------- */
-
-static void ref_combine(void *acc, const void *src, int dtype, int op)
-{
-    switch (dtype) {
-    case SP_DTYPE_F32: {
-        float a, b;
-        memcpy(&a, acc, 4);
-        memcpy(&b, src, 4);
-        float r = op == SP_L3_SUM ? a + b : (isnan(a) || isnan(b)) ? NAN : (b > a ? b : a);
-        memcpy(acc, &r, 4);
-        return;
-    }
-    case SP_DTYPE_F16: {
-        _Float16 a, b;
-        memcpy(&a, acc, 2);
-        memcpy(&b, src, 2);
-        _Float16 r = op == SP_L3_SUM                        ? (_Float16)((float)a + (float)b)
-                     : (isnan((float)a) || isnan((float)b)) ? (_Float16)NAN
-                                                            : (b > a ? b : a);
-        memcpy(acc, &r, 2);
-        return;
-    }
-    case SP_DTYPE_I32: {
-        int32_t a, b;
-        memcpy(&a, acc, 4);
-        memcpy(&b, src, 4);
-        int32_t r = op == SP_L3_SUM ? (int32_t)((uint32_t)a + (uint32_t)b) : (b > a ? b : a);
-        memcpy(acc, &r, 4);
-        return;
-    }
-    default:
-        cr_assert_fail("ref_combine: dtype %d", dtype);
-    }
-}
-
-static int same_element(const void *a, const void *b, int dtype)
-{
-    if (dtype == SP_DTYPE_F32) {
-        float x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        if (isnan(x) || isnan(y))
-            return isnan(x) && isnan(y);
-    } else if (dtype == SP_DTYPE_F16) {
-        _Float16 x, y;
-        memcpy(&x, a, 2);
-        memcpy(&y, b, 2);
-        if (isnan((float)x) || isnan((float)y))
-            return isnan((float)x) && isnan((float)y);
-    }
-    return memcmp(a, b, sp_dtype_size(dtype)) == 0;
-}
-
-/* Random values of `dtype`: any bit pattern (`wide`) or small integers,
- * whose sums are exact in every dtype and any order. */
-static void fill(void *p, uint64_t count, int dtype, uint64_t *s, int wide)
-{
-    size_t es = sp_dtype_size(dtype);
-    for (uint64_t i = 0; i < count; i++) {
-        uint8_t *e = (uint8_t *)p + i * es;
-        int v = (int)(rng_next(s) % 129) - 64;
-        if (wide) {
-            uint64_t r = rng_next(s);
-            memcpy(e, &r, es);
-            if (dtype == SP_DTYPE_F32 && i % 3 == 0) {
-                float f = (float)(int64_t)(r >> 40) * 0x1p-7f;
-                memcpy(e, &f, 4);
-            }
-        } else if (dtype == SP_DTYPE_F32) {
-            float f = (float)v;
-            memcpy(e, &f, 4);
-        } else if (dtype == SP_DTYPE_F16) {
-            _Float16 h = (_Float16)v;
-            memcpy(e, &h, 2);
-        } else if (dtype == SP_DTYPE_I32) {
-            int32_t x = v;
-            memcpy(e, &x, 4);
-        } else {
-            uint64_t r = rng_next(s);
-            memcpy(e, &r, es);
-        }
-    }
 }
 
 /* ---- l3_reduce -------------------------------------------------------------------- */
@@ -434,69 +313,6 @@ Test(l3_coll_ranges, exactly_what_each_member_touches)
     expect_ranges(&c, 4, 0, 0, 0, 0); /* not a member */
 }
 
-/* ---- the reference outcome of a collective ------------------------------------------ */
-
-/* What every window must hold after `c`, from their contents before. */
-static void reference(const l3_coll *c, uint8_t *const *before, uint8_t **after)
-{
-    uint32_t n = c->n;
-    size_t es = sp_dtype_size(c->dtype);
-    uint64_t b = c->count * es;
-    for (uint32_t m = 0; m < n; m++)
-        memcpy(after[m], before[m], c->window_bytes);
-    switch (c->kind) {
-    case L3_COLL_ALLREDUCE:
-        for (uint64_t e = 0; e < c->count; e++) {
-            uint8_t acc[8];
-            memcpy(acc, before[0] + c->in_off + e * es, es);
-            for (uint32_t m = 1; m < n; m++)
-                ref_combine(acc, before[m] + c->in_off + e * es, c->dtype, c->op);
-            for (uint32_t m = 0; m < n; m++)
-                memcpy(after[m] + c->in_off + e * es, acc, es);
-        }
-        return;
-    case L3_COLL_ALLGATHER:
-        for (uint32_t d = 0; d < n; d++)
-            for (uint32_t s = 0; s < n; s++)
-                memcpy(after[d] + c->out_off + s * b, before[s] + c->in_off, b);
-        return;
-    case L3_COLL_REDUCE_SCATTER:
-        for (uint32_t d = 0; d < n; d++)
-            for (uint64_t e = 0; e < c->count; e++) {
-                uint8_t acc[8];
-                memcpy(acc, before[0] + c->in_off + d * b + e * es, es);
-                for (uint32_t s = 1; s < n; s++)
-                    ref_combine(acc, before[s] + c->in_off + d * b + e * es, c->dtype, c->op);
-                memcpy(after[d] + c->out_off + e * es, acc, es);
-            }
-        return;
-    case L3_COLL_BROADCAST:
-        for (uint32_t d = 0; d < n; d++)
-            memcpy(after[d] + c->in_off, before[c->root] + c->in_off, b);
-        return;
-    case L3_COLL_ALLTOALL:
-        for (uint32_t i = 0; i < n; i++)
-            for (uint32_t j = 0; j < n; j++)
-                memcpy(after[j] + c->out_off + i * b, before[i] + c->in_off + j * b, b);
-        return;
-    }
-}
-
-static void expect_windows(const l3_coll *c, uint8_t *const *got, uint8_t *const *want,
-                           const char *what)
-{
-    size_t es = sp_dtype_size(c->dtype);
-    for (uint32_t m = 0; m < c->n; m++) {
-        if (!memcmp(got[m], want[m], c->window_bytes))
-            continue;
-        for (uint64_t i = 0; i + es <= c->window_bytes; i += es)
-            cr_assert(same_element(got[m] + i, want[m] + i, c->dtype),
-                      "%s kind %d dtype %d op %d n %u count %llu: member %u byte %llu differs",
-                      what, c->kind, c->dtype, c->op, c->n, (unsigned long long)c->count, m,
-                      (unsigned long long)i);
-    }
-}
-
 typedef struct done_probe {
     sp__waitword word;
     _Atomic int calls;
@@ -645,241 +461,6 @@ Test(l3_coll_level3, refuses_without_calling_done)
     c.op = 0;
     cr_assert_eq(l3_coll_start(&x, &c, probe_done, &p), SP_EINVAL);
     cr_assert_eq(atomic_load(&p.calls), 0);
-}
-
-/* ---- level 4 over a fake in-process transport ---------------------------------------
- * A "world" of ranks in this process. Point to point matches a send with
- * the first posted receive of the same (source, destination, tag), in
- * posting order, as the transport contract says; the copy and both
- * completions happen on the thread of whichever side came second. The
- * allreduce collects the k-th call of every group member and reduces them
- * with the plain reference. */
-
-#define FAKE_MAX_OPS 4096
-
-typedef struct fake_op {
-    int live;
-    uint64_t seq; /* posting order */
-    int is_send;
-    int src, dst;
-    uint32_t tag;
-    void *buf;
-    uint64_t bytes;
-    l3x_done_fn done;
-    void *user;
-} fake_op;
-
-struct l3x_group {
-    int ranks[8];
-    uint32_t n;
-    uint32_t seq[8]; /* iallreduce calls made by each member */
-    /* the allreduce being gathered: one at a time suffices here */
-    uint32_t arrived;
-    uint32_t cur_seq;
-    void *bufs[8];
-    l3x_done_fn dones[8];
-    void *users[8];
-    uint64_t count;
-    int dtype, op;
-};
-
-typedef struct fake_world {
-    pthread_mutex_t lock;
-    int size;
-    fake_op ops[FAKE_MAX_OPS];
-    struct l3x_group groups[4];
-    int group_count;
-    int refuse_sends_from; /* -1: none; else isend from this rank fails with SP_ESYS */
-    _Atomic int posted;
-    uint64_t next_seq;
-} fake_world;
-
-typedef struct fake_rank {
-    fake_world *w;
-    int rank;
-    sp_l3_transport t;
-} fake_rank;
-
-static int fake_rank_of(void *ctx)
-{
-    return ((fake_rank *)ctx)->rank;
-}
-
-static int fake_size(void *ctx)
-{
-    return ((fake_rank *)ctx)->w->size;
-}
-
-static int fake_group_create(void *ctx, const int *ranks, uint32_t n, l3x_group **out)
-{
-    fake_world *w = ((fake_rank *)ctx)->w;
-    pthread_mutex_lock(&w->lock);
-    for (int g = 0; g < w->group_count; g++)
-        if (w->groups[g].n == n && !memcmp(w->groups[g].ranks, ranks, n * sizeof *ranks)) {
-            *out = &w->groups[g];
-            pthread_mutex_unlock(&w->lock);
-            return 0;
-        }
-    cr_assert(w->group_count < 4 && n <= 8);
-    struct l3x_group *g = &w->groups[w->group_count++];
-    memset(g, 0, sizeof *g);
-    memcpy(g->ranks, ranks, n * sizeof *ranks);
-    g->n = n;
-    *out = g;
-    pthread_mutex_unlock(&w->lock);
-    return 0;
-}
-
-static void fake_group_destroy(void *ctx, l3x_group *g)
-{
-    (void)ctx;
-    (void)g;
-}
-
-static int fake_p2p(fake_rank *me, int is_send, void *buf, uint64_t bytes, int peer, uint32_t tag,
-                    l3x_done_fn done, void *user)
-{
-    fake_world *w = me->w;
-    cr_assert(tag < (1u << 20), "tag %u", tag);
-    cr_assert(peer >= 0 && peer < w->size && peer != me->rank, "peer %d", peer);
-    int src = is_send ? me->rank : peer, dst = is_send ? peer : me->rank;
-    pthread_mutex_lock(&w->lock);
-    if (is_send && w->refuse_sends_from == me->rank) {
-        pthread_mutex_unlock(&w->lock);
-        return SP_ESYS;
-    }
-    atomic_fetch_add(&w->posted, 1);
-    /* the oldest posted counterpart of this (source, destination, tag) */
-    fake_op *match = NULL;
-    for (int i = 0; i < FAKE_MAX_OPS; i++) {
-        fake_op *o = &w->ops[i];
-        if (o->live && o->is_send != is_send && o->src == src && o->dst == dst && o->tag == tag &&
-            (!match || o->seq < match->seq))
-            match = o;
-    }
-    if (!match) {
-        fake_op *slot = NULL;
-        for (int i = 0; i < FAKE_MAX_OPS && !slot; i++)
-            if (!w->ops[i].live)
-                slot = &w->ops[i];
-        cr_assert(slot, "fake transport: too many operations in flight");
-        *slot = (fake_op){1, w->next_seq++, is_send, src, dst, tag, buf, bytes, done, user};
-        pthread_mutex_unlock(&w->lock);
-        return 0;
-    }
-    fake_op m = *match;
-    match->live = 0;
-    pthread_mutex_unlock(&w->lock);
-    const void *from = is_send ? buf : m.buf;
-    void *to = is_send ? m.buf : buf;
-    int st = m.bytes == bytes ? 0 : SP_EINVAL;
-    if (!st)
-        memcpy(to, from, bytes);
-    /* the side posted first completes first, like a real receive */
-    m.done(m.user, st, st ? peer : -1);
-    done(user, st, st ? peer : -1);
-    return 0;
-}
-
-static int fake_isend(void *ctx, const void *buf, uint64_t bytes, int peer, uint32_t tag,
-                      uint64_t deadline_ns, l3x_done_fn done, void *user)
-{
-    (void)deadline_ns;
-    return fake_p2p(ctx, 1, (void *)buf, bytes, peer, tag, done, user);
-}
-
-static int fake_irecv(void *ctx, void *buf, uint64_t bytes, int peer, uint32_t tag,
-                      uint64_t deadline_ns, l3x_done_fn done, void *user)
-{
-    (void)deadline_ns;
-    return fake_p2p(ctx, 0, buf, bytes, peer, tag, done, user);
-}
-
-static int fake_iallreduce(void *ctx, l3x_group *g, void *buf, uint64_t count, int dtype, int op,
-                           uint64_t deadline_ns, l3x_done_fn done, void *user)
-{
-    (void)deadline_ns;
-    fake_rank *me = ctx;
-    fake_world *w = me->w;
-    pthread_mutex_lock(&w->lock);
-    uint32_t idx = g->n;
-    for (uint32_t i = 0; i < g->n; i++)
-        if (g->ranks[i] == me->rank)
-            idx = i;
-    cr_assert(idx < g->n, "rank %d is not in the group", me->rank);
-    uint32_t seq = g->seq[idx]++;
-    if (g->arrived == 0) {
-        g->cur_seq = seq;
-        g->count = count, g->dtype = dtype, g->op = op;
-    }
-    cr_assert_eq(seq, g->cur_seq, "rank %d posts allreduce %u out of order", me->rank, seq);
-    cr_assert(g->count == count && g->dtype == dtype && g->op == op);
-    g->bufs[idx] = buf, g->dones[idx] = done, g->users[idx] = user;
-    if (++g->arrived < g->n) {
-        pthread_mutex_unlock(&w->lock);
-        return 0;
-    }
-    struct l3x_group all = *g;
-    g->arrived = 0;
-    pthread_mutex_unlock(&w->lock);
-    size_t es = sp_dtype_size(dtype);
-    uint8_t *acc = malloc(count * es);
-    memcpy(acc, all.bufs[0], count * es);
-    for (uint32_t i = 1; i < all.n; i++)
-        for (uint64_t e = 0; e < count; e++)
-            ref_combine(acc + e * es, (uint8_t *)all.bufs[i] + e * es, dtype, op);
-    for (uint32_t i = 0; i < all.n; i++)
-        memcpy(all.bufs[i], acc, count * es);
-    free(acc);
-    for (uint32_t i = 0; i < all.n; i++)
-        all.dones[i](all.users[i], 0, -1);
-    return 0;
-}
-
-/* Complete every operation still waiting on `peer` as a real transport
- * would at its deadline: SP_ERANK_TIMEOUT naming that peer. */
-static void fake_expire(fake_world *w, int peer)
-{
-    for (;;) {
-        pthread_mutex_lock(&w->lock);
-        fake_op *o = NULL;
-        for (int i = 0; i < FAKE_MAX_OPS && !o; i++)
-            if (w->ops[i].live && (w->ops[i].is_send ? w->ops[i].dst : w->ops[i].src) == peer)
-                o = &w->ops[i];
-        if (!o) {
-            pthread_mutex_unlock(&w->lock);
-            return;
-        }
-        fake_op m = *o;
-        o->live = 0;
-        pthread_mutex_unlock(&w->lock);
-        m.done(m.user, SP_ERANK_TIMEOUT, peer);
-    }
-}
-
-static fake_world *fake_world_new(int size)
-{
-    fake_world *w = calloc(1, sizeof *w);
-    pthread_mutex_init(&w->lock, NULL);
-    w->size = size;
-    w->refuse_sends_from = -1;
-    return w;
-}
-
-static void fake_rank_init(fake_rank *r, fake_world *w, int rank)
-{
-    r->w = w;
-    r->rank = rank;
-    r->t = (sp_l3_transport){
-        .ctx = r,
-        .rank = fake_rank_of,
-        .size = fake_size,
-        .group_create = fake_group_create,
-        .group_destroy = fake_group_destroy,
-        .isend = fake_isend,
-        .irecv = fake_irecv,
-        .iallreduce = fake_iallreduce,
-    };
 }
 
 /* One collective over `ranks` fake ranks with members placed by
@@ -1147,5 +728,53 @@ Test(l3_coll_level4, refuses_remote_members_without_a_group_for_allreduce)
     cr_assert_eq(l3_coll_start(&x, &c, probe_done, &p), SP_EINVAL);
     cr_assert_eq(atomic_load(&p.calls), 0);
     cr_assert_eq(atomic_load(&w->posted), 0);
+    free(w);
+}
+
+/* Two allreduces of one group in flight at once (posted in the same order
+ * on both ranks, as the transport requires): each gets its own result. */
+Test(l3_coll_level4, two_allreduces_in_flight)
+{
+    fake_world *w = fake_world_new(2);
+    fake_rank fr[2];
+    l4_rank_job job[2][2];
+    float win[2][2][8]; /* [rank][collective][element] */
+    int granks[2] = {0, 1};
+    for (int r = 0; r < 2; r++) {
+        fake_rank_init(&fr[r], w, r);
+        for (int k = 0; k < 2; k++) {
+            memset(&job[r][k], 0, sizeof job[r][k]);
+            l3_coll *c = &job[r][k].c;
+            c->kind = L3_COLL_ALLREDUCE;
+            c->dtype = SP_DTYPE_F32;
+            c->op = k ? SP_L3_MAX : SP_L3_SUM;
+            c->n = 2;
+            c->count = 8;
+            c->window_bytes = sizeof win[r][k];
+            c->win[r] = (uint8_t *)win[r][k];
+            c->rank[0] = 0, c->rank[1] = 1;
+            c->my_rank = r;
+            c->transport = &fr[r].t;
+            c->tag = (uint32_t)(10 + k);
+            cr_assert_eq(fr[r].t.group_create(fr[r].t.ctx, granks, 2, &c->group), 0);
+            for (int e = 0; e < 8; e++)
+                win[r][k][e] = (float)(r * 10 + k * 100 + e);
+        }
+    }
+    /* rank 0 starts both before rank 1 starts either */
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++)
+            l4_start(&job[r][k]);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) {
+            cr_assert_eq(job[r][k].start_rc, SP_OK);
+            wait_probe(&job[r][k].p);
+            cr_assert_eq(job[r][k].p.status, SP_OK);
+            for (int e = 0; e < 8; e++) {
+                float want = k ? (float)(10 + 100 + e) : (float)(0 + 10 + 2 * e);
+                cr_assert_eq(win[r][k][e], want, "rank %d allreduce %d [%d] = %g, want %g", r, k, e,
+                             (double)win[r][k][e], (double)want);
+            }
+        }
     free(w);
 }

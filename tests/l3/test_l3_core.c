@@ -4,6 +4,9 @@
  * transfers), two independent chip tasks that can only finish if they run
  * at the same time, and every bad input refused by name, each followed by
  * a good run. Kernels: tests/kernels/l3_kernels.c. */
+#include <sched.h>
+
+#include "common/wait.h"
 #include "l3_test_support.h"
 
 static sp_l3 *l3;
@@ -438,4 +441,44 @@ Test(l3_core, bad_input_named)
     sp_l3_options o = {.chips = 0};
     cr_assert_eq(sp_l3_open(&o, &none, err, sizeof err), SP_EINVAL);
     cr_assert(strstr(err, "chips"), "%s", err);
+}
+
+/* Streaming: a submitted task runs while the orchestration is still going
+ * (here the orchestration waits, with a deadline, for the task's mark and
+ * answers it; the task then sees the answer). Its dependent on another
+ * chip runs before the orchestration returns too. */
+typedef struct stream_ctx {
+    sp_l3_tensor o0, copy1;
+    _Atomic uint32_t flag;
+    int saw_task;
+} stream_ctx;
+
+static int stream_orch(sp_l3_run *r, void *user)
+{
+    stream_ctx *c = user;
+    sp_l3_arg a0 = l3t_arg(&c->o0, SP_OUT);
+    uint64_t s0[5] = {K_MEET, (uint64_t)(uintptr_t)&c->flag, 1, 2, 20000};
+    sp_l3_submit(r, 0, 0, &a0, 1, s0, 5, &l3t_cfg);
+    uint64_t deadline = sp_now_ns() + 20000000000ull;
+    while (!(atomic_load(&c->flag) & 1) && sp_now_ns() < deadline)
+        sched_yield();
+    c->saw_task = (atomic_load(&c->flag) & 1) != 0;
+    atomic_fetch_or(&c->flag, 2);
+    sp_l3_copy(r, &c->copy1, &c->o0);
+    return sp_l3_run_error(r);
+}
+
+Test(l3_core, tasks_start_while_submitting)
+{
+    l3 = l3t_open(2, "hbg", 0, 0);
+    stream_ctx c;
+    c.o0 = l3t_vec(l3, 0, 1);
+    c.copy1 = l3t_vec(l3, 1, 1);
+    atomic_store(&c.flag, 0);
+    c.saw_task = 0;
+    cr_assert_eq(sp_l3_run_orch(l3, stream_orch, &c, NULL), SP_OK, "%s", sp_l3_last_error(l3));
+    cr_assert(c.saw_task, "the task did not start while the orchestration ran");
+    uint64_t m = 0;
+    cr_assert_eq(sp_l3_read(l3, &c.copy1, &m, sizeof m), SP_OK);
+    cr_assert_eq(m, 1, "the task did not see the orchestration's answer");
 }
