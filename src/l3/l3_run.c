@@ -1081,6 +1081,15 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
         if (!rc && whi > wlo)
             rc = add_access(r, t, b, wlo, whi, true);
     }
+    /* A domain's allreduces across ranks go through the transport's
+     * iallreduce, which every rank must post in the same order (MPI's rule
+     * for collectives on one communicator): chain them in submission order
+     * by a write of the byte past the window, which nothing else touches;
+     * else two that become ready in different orders on two ranks are
+     * mismatched. */
+    if (!rc && d->spans_ranks && kind == L3_COLL_ALLREDUCE)
+        rc = add_access(r, t, l3_buffer_get(l3, d->win[first_local].buffer), d->window_bytes,
+                        d->window_bytes + 1, true);
     if (rc)
         return task_abort(r, t, rc, names[kind]);
     int64_t id = t->id;
