@@ -88,6 +88,7 @@ struct l4_op {
     /* Blocking operations (GROUP_*, AGREE): the caller waits on `finished`
      * and reads `status` after it. */
     sp__waitword finished;
+    _Atomic int released; /* set after the last touch of `finished` by the thread */
     int status;
     /* GROUP_CREATE */
     const int *ranks;
@@ -204,16 +205,23 @@ static int post_and_wait(sp_mpi *m, l4_op *op)
 {
     atomic_init(&op->finished.value, 0);
     atomic_init(&op->finished.parked, 0);
+    atomic_init(&op->released, 0);
     post(m, op);
     while (sp__waitword_load(&op->finished) == 0)
         sp__waitword_wait_ne(&op->finished, 0, &sp__wait_default, 0, NULL);
+    /* The thread may still be in the store's wake (it reads the parked
+     * count after the value): op lives on this stack, so wait for it to be
+     * done with it. A few instructions at most. */
+    while (!atomic_load_explicit(&op->released, memory_order_acquire))
+        sp__cpu_relax();
     return op->status;
 }
 
 static void finish_blocking(l4_op *op, int status)
 {
     op->status = status;
-    sp__waitword_store(&op->finished, 1); /* the caller may free op from here on */
+    sp__waitword_store(&op->finished, 1);
+    atomic_store_explicit(&op->released, 1, memory_order_release); /* op may die from here on */
 }
 
 /* ---- the operations, on the progress thread ----------------------------------------- */

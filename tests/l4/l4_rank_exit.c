@@ -3,6 +3,7 @@
  * deadlines far past the test's time limit). mpirun ends the job when a
  * rank exits without finalizing MPI; tests/l4/expect_job_ends.sh checks
  * that the job ended, with a failure, after the survivors were waiting. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -15,7 +16,7 @@ static void on_done(void *user, int status, int peer)
     (void)status;
     (void)peer;
     if (user)
-        *(volatile int *)user = 1;
+        atomic_store_explicit((_Atomic int *)user, 1, memory_order_release);
 }
 
 int main(int argc, char **argv)
@@ -36,9 +37,9 @@ int main(int argc, char **argv)
     char buf[8] = "go";
     if (rank == 1) {
         /* Dies once rank 0 said it waits (so the check sees it did). */
-        volatile int got = 0;
+        _Atomic int got = 0;
         t->irecv(t->ctx, buf, sizeof buf, 0, 1, far, on_done, (void *)&got);
-        while (!got)
+        while (!atomic_load_explicit(&got, memory_order_acquire))
             sp__cpu_relax();
         _exit(3);
     }

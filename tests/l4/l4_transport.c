@@ -39,6 +39,7 @@ static int g_fails;
 
 typedef struct waiter {
     sp__waitword w;
+    _Atomic int released; /* the callback is done with w (waiters live on stacks) */
     int status;
     int peer;
 } waiter;
@@ -49,12 +50,14 @@ static void on_done(void *user, int status, int peer)
     d->status = status;
     d->peer = peer;
     sp__waitword_store(&d->w, 1);
+    atomic_store_explicit(&d->released, 1, memory_order_release);
 }
 
 static void waiter_init(waiter *d)
 {
     atomic_init(&d->w.value, 0);
     atomic_init(&d->w.parked, 0);
+    atomic_init(&d->released, 0);
     d->status = 1;
     d->peer = -2;
 }
@@ -70,6 +73,8 @@ static int wait_done(waiter *d)
         fprintf(stderr, "rank %d: an operation never completed\n", g_rank);
         exit(2);
     }
+    while (!atomic_load_explicit(&d->released, memory_order_acquire))
+        sp__cpu_relax();
     return d->status;
 }
 
