@@ -3,7 +3,8 @@
  * Chip tasks run bench/graphs' callable with one empty kernel task, so a
  * chip task's cost is the runtime's and the L3 layer's. Against the same
  * work through the single-chip worker API (sp_worker_submit / wait on a
- * device-resident tensor, the way an L3 chip task reaches its chip), in
+ * device-resident tensor, the way an L3 chip task reaches its chip) on
+ * the L3's own chip 0 (sp_l3_chip_worker: same device, same geometry), in
  * the same process, the rounds interleaved, medians:
  *   run:    one L3 run of one chip task vs one submit + wait;
  *   spread: N independent chip tasks spread over C chips in one L3 run vs
@@ -31,8 +32,7 @@
 #include "simpler/worker.h"
 
 #define MAX_ROUNDS 201
-#define ROW 16             /* f32 per row: 64 bytes, one row per task */
-#define BASELINE_DEVICE 60 /* the single worker's device, past the L3's */
+#define ROW 16 /* f32 per row: 64 bytes, one row per task */
 enum { CALLABLE = 1 };
 enum { MODE_INDEPENDENT = 0, MODE_CHAIN = 1 }; /* scalar 1 of hbg_graphs */
 
@@ -187,6 +187,14 @@ static int bench_chips(const char *runtime, const char *module_dir, const char *
         fprintf(stderr, "bench_l3_overhead: tensors: %s\n", sp_l3_last_error(l3));
         goto out;
     }
+    /* The peer: the same chip's own worker (sp_l3_chip_worker), driven
+     * directly: same device, same geometry, same process. */
+    worker_bench same = {.w = sp_l3_chip_worker(l3, 0), .args = wb->args, .tasks = tasks};
+    if ((rc = sp_worker_device_alloc(same.w, ROW * sizeof(float), &same.dev)) != SP_OK) {
+        fprintf(stderr, "bench_l3_overhead: worker buffer: %s\n", sp_worker_last_error(same.w));
+        goto out;
+    }
+    wb = &same;
     static uint64_t v[6][MAX_ROUNDS];
     for (int i = 0; rc == SP_OK && i < rounds; i++) {
         uint64_t t0;
@@ -227,6 +235,7 @@ static int bench_chips(const char *runtime, const char *module_dir, const char *
                ch_l3 / tasks, ch_w / tasks, (ch_l3 - ch_w) / tasks, tasks, ch_l3, ch_w);
     }
     fflush(stdout);
+    sp_worker_device_free(same.w, same.dev);
 out:
     sp_l3_close(l3);
     return rc;
@@ -263,38 +272,23 @@ int main(int argc, char **argv)
     if (rounds < 1 || rounds > MAX_ROUNDS || tasks < 1 || max_chips < 1 || max_chips > 16)
         return 2;
 
-    char lib[PATH_MAX], callable[PATH_MAX], module[PATH_MAX + 64];
+    char lib[PATH_MAX], callable[PATH_MAX];
     if (sp__path_beside_exe(lib, sizeof lib, "../lib") ||
         sp__path_beside_exe(callable, sizeof callable, "../bench/hbg_graphs.spc")) {
         fprintf(stderr, "bench_l3_overhead: path too long\n");
         return 1;
     }
-    snprintf(module, sizeof module, "%s/libsimpler_%s_sim.so", lib, runtime);
-    sp_worker_options wo = {0};
-    wo.device_id = BASELINE_DEVICE;
     worker_bench wb = {.tasks = tasks};
-    char err[640] = "";
-    int rc = sp_worker_open(module, &wo, &wb.w, err, sizeof err);
-    if (rc != SP_OK) {
-        fprintf(stderr, "bench_l3_overhead: %s: %s\n", module, err);
-        return 1;
-    }
+    int rc = SP_OK;
     wb.args = calloc(1, sizeof *wb.args);
-    if (!wb.args || (rc = sp_worker_register_callable_file(wb.w, CALLABLE, callable)) != SP_OK ||
-        (rc = sp_worker_device_alloc(wb.w, ROW * sizeof(float), &wb.dev)) != SP_OK) {
-        fprintf(stderr, "bench_l3_overhead: worker: %s\n", sp_worker_last_error(wb.w));
-        sp_worker_close(wb.w);
-        free(wb.args);
+    if (!wb.args)
         return 1;
-    }
     printf("bench_l3_overhead: %s on sim, chip tasks of one empty kernel, medians of %d "
            "interleaved rounds; us per run / per chip task\n",
            runtime, rounds);
     printf("%5s  %-7s %10s %10s %10s\n", "chips", "case", "L3", "worker", "L3 adds");
     for (int c = 1; rc == SP_OK && c <= max_chips; c++)
         rc = bench_chips(runtime, lib, callable, &wb, c, tasks, rounds);
-    sp_worker_device_free(wb.w, wb.dev);
-    sp_worker_close(wb.w);
     free(wb.args);
     return rc == SP_OK ? 0 : 1;
 }

@@ -120,6 +120,10 @@ typedef struct l3_driver {
     _Alignas(SP_CACHE_LINE) sp__waitword wake;          /* bumped on every push */
     _Alignas(SP_CACHE_LINE) _Atomic uint32_t lane_used; /* runs submitted, not waited */
     _Atomic uint32_t slot_free;                         /* bit s: slot[s] is free */
+    /* 1 while the driver holds a chip task waiting for a lane: only then
+     * does a lane released elsewhere wake it (a woken idle driver would
+     * spin and yield on a CPU the chips need). */
+    _Atomic uint32_t lane_wanted;
     _Alignas(SP_CACHE_LINE) l3_task *_Atomic q_tail;
     l3_task *q_head;
     l3_task q_stub;

@@ -400,6 +400,11 @@ static void *driver_main(void *arg)
     drv_state ds;
     memset(&ds, 0, sizeof ds);
     for (;;) {
+        /* Say whether a lane released by another thread must wake us
+         * before looking at the lane (deferred_wait's fence pairs). */
+        atomic_store_explicit(&d->lane_wanted, ds.wait_head != NULL,
+                              memory_order_relaxed); /* ordered by the fence */
+        atomic_thread_fence(memory_order_seq_cst);
         uint32_t seen = sp__waitword_load(&d->wake);
         l3_task *t = queue_pop(d);
         if (t) {
@@ -648,7 +653,12 @@ static void deferred_wait(sp_l3_run *r)
         sp_worker *w = l3->w[d->local];
         int rc = sp_worker_wait(w, &t->u.chip.h, NULL);
         lane_release(d, t->u.chip.slot);
-        sp__waitword_add(&d->wake, 1); /* its driver may wait for the lane */
+        /* Wake the driver only if it waits for this lane. The fences pair
+         * with the driver's (driver_main): either it sees the lane free, or
+         * this sees lane_wanted. */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&d->lane_wanted, memory_order_relaxed)) /* ordered by the fence */
+            sp__waitword_add(&d->wake, 1);
         if (rc)
             run_failed(r, rc, t->chip, l3->rank, t->id, "chip %d task %lld (callable %u): %s",
                        t->chip, (long long)t->id, t->u.chip.callable, sp_worker_last_error(w));
