@@ -140,13 +140,13 @@ static l3_task *queue_pop(l3_driver *d)
 
 static bool lane_claim(l3_driver *d, bool only_idle)
 {
-    uint32_t v =
-        atomic_load_explicit(&d->lane_used, memory_order_relaxed); /* a guess; the CAS decides */
+    /* seq_cst: pairs with deferred_wait's release-then-look (driver_main). */
+    uint32_t v = atomic_load_explicit(&d->lane_used, memory_order_seq_cst);
     do {
         if (only_idle ? v != 0 : v >= d->depth)
             return false;
-    } while (!atomic_compare_exchange_weak_explicit(&d->lane_used, &v, v + 1, memory_order_acq_rel,
-                                                    memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&d->lane_used, &v, v + 1, memory_order_seq_cst,
+                                                    memory_order_seq_cst));
     return true;
 }
 
@@ -166,7 +166,7 @@ static uint32_t slot_claim(l3_driver *d)
 static void lane_release(l3_driver *d, uint32_t slot)
 {
     atomic_fetch_or_explicit(&d->slot_free, 1u << slot, memory_order_release);
-    atomic_fetch_sub_explicit(&d->lane_used, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&d->lane_used, 1, memory_order_seq_cst); /* see lane_claim */
 }
 
 static void complete(sp_l3 *l3, l3_task *t, int status, bool direct);
@@ -401,10 +401,8 @@ static void *driver_main(void *arg)
     memset(&ds, 0, sizeof ds);
     for (;;) {
         /* Say whether a lane released by another thread must wake us
-         * before looking at the lane (deferred_wait's fence pairs). */
-        atomic_store_explicit(&d->lane_wanted, ds.wait_head != NULL,
-                              memory_order_relaxed); /* ordered by the fence */
-        atomic_thread_fence(memory_order_seq_cst);
+         * before looking at the lane (seq_cst: see deferred_wait). */
+        atomic_store_explicit(&d->lane_wanted, ds.wait_head != NULL, memory_order_seq_cst);
         uint32_t seen = sp__waitword_load(&d->wake);
         l3_task *t = queue_pop(d);
         if (t) {
@@ -653,11 +651,11 @@ static void deferred_wait(sp_l3_run *r)
         sp_worker *w = l3->w[d->local];
         int rc = sp_worker_wait(w, &t->u.chip.h, NULL);
         lane_release(d, t->u.chip.slot);
-        /* Wake the driver only if it waits for this lane. The fences pair
-         * with the driver's (driver_main): either it sees the lane free, or
-         * this sees lane_wanted. */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&d->lane_wanted, memory_order_relaxed)) /* ordered by the fence */
+        /* Wake the driver only if it waits for this lane. seq_cst on both
+         * sides (lane_release / lane_claim, driver_main's lane_wanted): in
+         * their one order either the driver sees the lane free, or this
+         * sees lane_wanted. */
+        if (atomic_load_explicit(&d->lane_wanted, memory_order_seq_cst))
             sp__waitword_add(&d->wake, 1);
         if (rc)
             run_failed(r, rc, t->chip, l3->rank, t->id, "chip %d task %lld (callable %u): %s",
