@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/wait.h"
 #include "l3/l3_coll.h"
@@ -449,6 +450,70 @@ static inline void fake_rank_init(fake_rank *r, fake_world *w, int rank)
         .irecv = fake_irecv,
         .iallreduce = fake_iallreduce,
     };
+}
+
+/* The fake transport's end-of-run agreement between two ranks in one
+ * process: a barrier that hands both the failing outcome of the lower
+ * rank; past the deadline it names the other rank. */
+#define FAKE_AGREE_RANKS 2
+typedef struct fake_agree_world {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int arrived;
+    uint64_t gen;
+    l3x_outcome out[FAKE_AGREE_RANKS], first;
+} fake_agree_world;
+
+typedef struct fake_agree_rank {
+    fake_rank f; /* first: the fake's functions take the context as a fake_rank */
+    fake_agree_world *aw;
+} fake_agree_rank;
+
+static inline int fake_agree(void *ctx, const l3x_outcome *mine, l3x_outcome *first,
+                             uint64_t deadline)
+{
+    fake_agree_rank *r = ctx;
+    fake_agree_world *a = r->aw;
+    pthread_mutex_lock(&a->lock);
+    a->out[r->f.rank] = *mine;
+    uint64_t gen = a->gen;
+    if (++a->arrived == FAKE_AGREE_RANKS) {
+        memset(&a->first, 0, sizeof a->first);
+        for (int i = FAKE_AGREE_RANKS - 1; i >= 0; i--)
+            if (a->out[i].status)
+                a->first = a->out[i];
+        a->arrived = 0;
+        a->gen++;
+        pthread_cond_broadcast(&a->cond);
+    }
+    int rc = SP_OK;
+    while (a->gen == gen) {
+        uint64_t now = sp_now_ns();
+        if (now >= deadline) {
+            a->arrived--;
+            memset(first, 0, sizeof *first);
+            first->rank = 1 - r->f.rank;
+            rc = SP_ERANK_TIMEOUT;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns =
+            (uint64_t)ts.tv_nsec + (deadline - now < 10000000u ? deadline - now : 10000000u);
+        ts.tv_sec += (time_t)(ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    }
+    if (rc == SP_OK)
+        *first = a->first;
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static inline const char *fake_last_error(void *ctx)
+{
+    (void)ctx;
+    return "fake transport";
 }
 
 #endif

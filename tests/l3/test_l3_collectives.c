@@ -271,70 +271,10 @@ Test(l3_collectives, bad_collectives_refused_by_name)
 #define L4_RANKS 2
 #define L4_CHIPS 2
 
-typedef struct l4_agree {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int arrived;
-    uint64_t gen;
-    l3x_outcome out[L4_RANKS], first;
-} l4_agree;
-
-typedef struct l4_rank_ctx {
-    fake_rank f; /* first: the fake's functions take the context as a fake_rank */
-    l4_agree *ag;
-} l4_rank_ctx;
-
-/* A barrier handing every rank the lowest failing rank's outcome. */
-static int l4_fake_agree(void *ctx, const l3x_outcome *mine, l3x_outcome *first, uint64_t deadline)
-{
-    l4_rank_ctx *r = ctx;
-    l4_agree *a = r->ag;
-    pthread_mutex_lock(&a->lock);
-    a->out[r->f.rank] = *mine;
-    uint64_t gen = a->gen;
-    if (++a->arrived == L4_RANKS) {
-        memset(&a->first, 0, sizeof a->first);
-        for (int i = L4_RANKS - 1; i >= 0; i--)
-            if (a->out[i].status)
-                a->first = a->out[i];
-        a->arrived = 0;
-        a->gen++;
-        pthread_cond_broadcast(&a->cond);
-    }
-    int rc = SP_OK;
-    while (a->gen == gen) {
-        uint64_t now = sp_now_ns();
-        if (now >= deadline) {
-            a->arrived--;
-            memset(first, 0, sizeof *first);
-            first->rank = 1 - r->f.rank;
-            rc = SP_ERANK_TIMEOUT;
-            break;
-        }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t ns =
-            (uint64_t)ts.tv_nsec + (deadline - now < 10000000u ? deadline - now : 10000000u);
-        ts.tv_sec += (time_t)(ns / 1000000000u);
-        ts.tv_nsec = (long)(ns % 1000000000u);
-        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-    }
-    if (rc == SP_OK)
-        *first = a->first;
-    pthread_mutex_unlock(&a->lock);
-    return rc;
-}
-
-static const char *l4_fake_last_error(void *ctx)
-{
-    (void)ctx;
-    return "fake transport";
-}
-
 typedef struct l4_world {
     fake_world *fw;
-    l4_agree ag;
-    l4_rank_ctx rk[L4_RANKS];
+    fake_agree_world ag;
+    fake_agree_rank rk[L4_RANKS];
     sp_l3 *l3[L4_RANKS];
     sp_l3_domain *d[L4_RANKS];
     int rc[L4_RANKS];
@@ -489,10 +429,10 @@ static void l4_setup(void)
     pthread_cond_init(&LW.ag.cond, NULL);
     for (int r = 0; r < L4_RANKS; r++) {
         fake_rank_init(&LW.rk[r].f, LW.fw, r);
-        LW.rk[r].ag = &LW.ag;
+        LW.rk[r].aw = &LW.ag;
         LW.rk[r].f.t.ctx = &LW.rk[r];
-        LW.rk[r].f.t.agree = l4_fake_agree;
-        LW.rk[r].f.t.last_error = l4_fake_last_error;
+        LW.rk[r].f.t.agree = fake_agree;
+        LW.rk[r].f.t.last_error = fake_last_error;
     }
     l4_on_both(l4_open);
     for (int r = 0; r < L4_RANKS; r++)

@@ -19,71 +19,10 @@
 #define RANKS 2
 #define CHIPS 2 /* per rank */
 
-/* The fake transport's agreement: a barrier that hands every rank the
- * failing outcome of the lowest rank. */
-typedef struct agree_world {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int arrived;
-    uint64_t gen;
-    l3x_outcome out[RANKS], first;
-} agree_world;
-
-typedef struct l4_rank {
-    fake_rank f; /* first: the fake's functions take the context as a fake_rank */
-    agree_world *aw;
-} l4_rank;
-
-static int fake_agree(void *ctx, const l3x_outcome *mine, l3x_outcome *first, uint64_t deadline)
-{
-    l4_rank *r = ctx;
-    agree_world *a = r->aw;
-    pthread_mutex_lock(&a->lock);
-    a->out[r->f.rank] = *mine;
-    uint64_t gen = a->gen;
-    if (++a->arrived == RANKS) {
-        memset(&a->first, 0, sizeof a->first);
-        for (int i = RANKS - 1; i >= 0; i--)
-            if (a->out[i].status)
-                a->first = a->out[i];
-        a->arrived = 0;
-        a->gen++;
-        pthread_cond_broadcast(&a->cond);
-    }
-    int rc = SP_OK;
-    while (a->gen == gen) {
-        uint64_t now = sp_now_ns();
-        if (now >= deadline) {
-            a->arrived--;
-            memset(first, 0, sizeof *first);
-            first->rank = 1 - r->f.rank;
-            rc = SP_ERANK_TIMEOUT;
-            break;
-        }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t ns =
-            (uint64_t)ts.tv_nsec + (deadline - now < 10000000u ? deadline - now : 10000000u);
-        ts.tv_sec += (time_t)(ns / 1000000000u);
-        ts.tv_nsec = (long)(ns % 1000000000u);
-        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-    }
-    if (rc == SP_OK)
-        *first = a->first;
-    pthread_mutex_unlock(&a->lock);
-    return rc;
-}
-
-static const char *fake_last_error(void *ctx)
-{
-    (void)ctx;
-    return "fake transport";
-}
-
 typedef struct world {
     fake_world *fw;
-    agree_world aw;
-    l4_rank rk[RANKS];
+    fake_agree_world aw;
+    fake_agree_rank rk[RANKS];
     sp_l3 *l3[RANKS];
     int open_rc[RANKS];
     char err[RANKS][1024];
