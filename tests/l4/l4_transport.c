@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "common/wait.h"
+#include "l3/l3_coll.h"
 #include "l3/l3_transport.h"
-#include "l4/l4_f16.h"
 #include "simpler/mpi.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
@@ -168,7 +168,7 @@ static void test_allreduce_on(const sp_l3_transport *t, l3x_group *g, const int 
                     else if (dt == SP_DTYPE_I32)
                         ((int32_t *)buf)[i] = v;
                     else
-                        ((uint16_t *)buf)[i] = l4_f32_to_f16((float)v);
+                        ((uint16_t *)buf)[i] = l3_f16_from_float((float)v);
                 }
                 waiter d;
                 waiter_init(&d);
@@ -186,7 +186,7 @@ static void test_allreduce_on(const sp_l3_transport *t, l3x_group *g, const int 
                     }
                     double got = dt == SP_DTYPE_F32   ? ((float *)buf)[i]
                                  : dt == SP_DTYPE_I32 ? ((int32_t *)buf)[i]
-                                                      : l4_f16_to_f32(((uint16_t *)buf)[i]);
+                                                      : l3_f16_to_float(((uint16_t *)buf)[i]);
                     if (got != (double)ref)
                         bad = i;
                 }
