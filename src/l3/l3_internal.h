@@ -156,6 +156,9 @@ struct sp_l3_run {
     uint32_t *run_bufs;
     uint32_t nrun_bufs, run_bufs_cap;
     l3_task **colls;
+    /* coll_mem[i]: the descriptor of the run's i-th collective, allocated
+     * once and kept for the next runs (tasks point at it until the end). */
+    l3_coll **coll_mem;
     uint32_t ncolls, colls_cap;
     /* Chip runs the orchestration thread submitted and still holds. */
     l3_task *deferred[SP_L3_MAX_CHIPS];

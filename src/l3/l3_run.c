@@ -499,6 +499,9 @@ void l3_runs_free(sp_l3 *l3)
     free(l3->chunks);
     free(l3->edge_chunks);
     free(l3->run.run_bufs);
+    for (uint32_t i = 0; i < l3->run.colls_cap; i++)
+        free(l3->run.coll_mem[i]);
+    free(l3->run.coll_mem);
     free(l3->run.colls);
     l3->chunks = NULL;
     l3->edge_chunks = NULL;
@@ -779,12 +782,19 @@ static int refused(sp_l3_run *r)
     return e && !r->l3->tr ? e : 0;
 }
 
-SP_EXPORT int64_t sp_l3_copy(sp_l3_run *r, const sp_l3_tensor *dst, const sp_l3_tensor *src)
+/* Every submit's first step: the orchestration thread's held runs go to
+ * their drivers, then a run that refuses more work says so. 0 or a status. */
+static int submit_begin(sp_l3_run *r)
 {
     if (!run_ok(r))
         return SP_EINVAL;
     deferred_flush(r);
-    int e = refused(r);
+    return refused(r);
+}
+
+SP_EXPORT int64_t sp_l3_copy(sp_l3_run *r, const sp_l3_tensor *dst, const sp_l3_tensor *src)
+{
+    int e = submit_begin(r);
     if (e)
         return e;
     sp_l3 *l3 = r->l3;
@@ -863,10 +873,7 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
                                uint32_t arg_count, const uint64_t *scalars, uint32_t scalar_count,
                                const sp_call_config *config)
 {
-    if (!run_ok(r))
-        return SP_EINVAL;
-    deferred_flush(r);
-    int e = refused(r);
+    int e = submit_begin(r);
     if (e)
         return e;
     sp_l3 *l3 = r->l3;
@@ -1003,24 +1010,46 @@ SP_EXPORT int64_t sp_l3_submit(sp_l3_run *r, int chip, uint32_t id, const sp_l3_
 
 /* ---- collectives --------------------------------------------------------------------- */
 
+/* The descriptor for the run's next collective, zeroed: kept from run to
+ * run, so a collective allocates only the first time its slot is used.
+ * NULL when there is no memory for the slot. */
+static l3_coll *coll_slot(sp_l3_run *r)
+{
+    if (r->ncolls == r->colls_cap) {
+        uint32_t cap = r->colls_cap ? 2 * r->colls_cap : 16;
+        l3_task **nc = realloc(r->colls, cap * sizeof *nc);
+        if (!nc)
+            return NULL;
+        r->colls = nc;
+        l3_coll **nm = realloc(r->coll_mem, cap * sizeof *nm);
+        if (!nm)
+            return NULL;
+        memset(nm + r->colls_cap, 0, (cap - r->colls_cap) * sizeof *nm);
+        r->coll_mem = nm;
+        r->colls_cap = cap;
+    }
+    l3_coll **c = &r->coll_mem[r->ncolls];
+    if (!*c && !(*c = malloc(sizeof **c)))
+        return NULL;
+    memset(*c, 0, sizeof **c);
+    return *c;
+}
+
 static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uint32_t root,
                            uint64_t in_off, uint64_t out_off, uint64_t count, int dtype, int op)
 {
     static const char *const names[] = {"",          "allreduce", "allgather", "reduce_scatter",
                                         "broadcast", "alltoall"};
-    if (!run_ok(r))
-        return SP_EINVAL;
-    deferred_flush(r);
-    int e = refused(r);
+    int e = submit_begin(r);
     if (e)
         return e;
     sp_l3 *l3 = r->l3;
     if (!d || d->l3 != l3)
         return submit_fail(r, SP_EINVAL, "%s: %s domain", names[kind],
                            d ? "another sp_l3's" : "a NULL");
-    l3_coll *c = calloc(1, sizeof *c);
+    l3_coll *c = coll_slot(r);
     if (!c)
-        return submit_fail(r, SP_ENOMEM, "%s", names[kind]);
+        return submit_fail(r, SP_ENOMEM, "%s: %u collectives", names[kind], r->ncolls + 1);
     c->kind = kind;
     c->dtype = dtype;
     c->op = op;
@@ -1045,37 +1074,19 @@ static int64_t coll_submit(sp_l3_run *r, sp_l3_domain *d, l3_coll_kind kind, uin
     c->tag = (uint32_t)(r->ntasks % L3_TAG_MOD);
     char why[256] = "";
     int rc = l3_coll_check(c, why, sizeof why);
-    if (rc) {
-        free(c);
+    if (rc)
         return submit_fail(r, rc, "%s over %u chips: %s", names[kind], d->n, why);
-    }
-    if (first_local < 0) {
-        free(c);
+    if (first_local < 0)
         return task_skip(r);
-    }
     for (uint32_t m = 0; m < d->n; m++)
-        if (l3_local(l3, d->chips[m]) >= 0 && !c->win[m]) {
-            free(c);
+        if (l3_local(l3, d->chips[m]) >= 0 && !c->win[m])
             return submit_fail(r, SP_ENOTSUP, "%s: chip %d's window has no host-map", names[kind],
                                d->chips[m]);
-        }
-    if (r->ncolls == r->colls_cap) {
-        uint32_t cap = r->colls_cap ? 2 * r->colls_cap : 16;
-        l3_task **nc = realloc(r->colls, cap * sizeof *nc);
-        if (!nc) {
-            free(c);
-            return submit_fail(r, SP_ENOMEM, "%s: %u collectives", names[kind], cap);
-        }
-        r->colls = nc;
-        r->colls_cap = cap;
-    }
     int chip0 = d->chips[first_local];
     l3_task *t = task_new(r, L3_COLL, chip0, l3_local(l3, chip0));
-    if (!t) {
-        free(c);
+    if (!t)
         return submit_fail(r, SP_EGRAPH_LIMIT, "%s: a run holds at most %u tasks", names[kind],
                            L3_MAX_CHUNKS * L3_CHUNK);
-    }
     t->comm = d->spans_ranks;
     t->u.coll.c = c;
     memset(&t->u.coll.x, 0, sizeof t->u.coll.x);
@@ -1218,8 +1229,7 @@ SP_EXPORT int sp_l3_run_orch(sp_l3 *l3, sp_l3_orch_fn orch, void *user, sp_l3_st
     for (uint32_t i = 0; i < r->ncolls; i++) {
         l3_task *t = r->colls[i];
         l3_coll_exec_release(&t->u.coll.x);
-        free(t->u.coll.c);
-        t->u.coll.c = NULL;
+        t->u.coll.c = NULL; /* its descriptor stays in coll_mem for the next run */
     }
     l3->in_run = false;
     for (uint32_t i = 0; i < r->nrun_bufs; i++)
