@@ -17,13 +17,12 @@
 #include <string.h>
 
 #include "l3/l3_transport.h"
-#include "simpler/callable.h"
+#include "l3_test_callable.h"
 #include "simpler/l3.h"
 #include "simpler/mpi.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
 
-enum { K_AXPY = 0, K_FILL = 1, K_MEET = 2, K_NOOP = 3, K_SEGV = 4 };
 #define N 64     /* u64 elements of the chip tensors */
 #define E 96     /* elements per member of each collective block */
 #define WIN 8192 /* window bytes */
@@ -263,32 +262,9 @@ static int one_rank_at_a_time(sp_mpi *m, int (*step)(sp_l3 *), sp_l3 *l3)
 
 static int register_callable(sp_l3 *l3)
 {
-    const char *k = SP_TEST_KERNEL_DIR "/l3_kernels.so";
-    sp_callable_kernel_spec ks[5] = {
-        {.func_id = K_AXPY, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_axpy"},
-        {.func_id = K_FILL, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_fill"},
-        {.func_id = K_MEET, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_meet"},
-        {.func_id = K_NOOP, .core_type = SP_CORE_AIV, .path = k, .entry = "l3_noop"},
-        {.func_id = K_SEGV,
-         .core_type = SP_CORE_AIV,
-         .path = SP_TEST_KERNEL_DIR "/fault_kernels.so",
-         .entry = "fault_segv"},
-    };
-    sp_callable_spec spec = {.orch_path = k,
-                             .orch_entry = "l3_one",
-                             .orch_config = "l3_one_config",
-                             .kernels = ks,
-                             .kernel_count = 5};
-    void *blob;
-    size_t size;
-    char err[512];
-    int rc = sp_callable_build(&spec, &blob, &size, err, sizeof err);
-    CHECK(rc == 0, "sp_callable_build: %s", err);
-    if (rc)
-        return rc;
-    rc = sp_l3_register_callable(l3, 0, blob, size);
-    CHECK(rc == 0, "register: %s", sp_l3_last_error(l3));
-    free(blob);
+    char err[512] = "";
+    int rc = l3t_register(l3, err, sizeof err);
+    CHECK(rc == 0, "register: %s", err);
     return rc;
 }
 
