@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_stats.h"
 #include "common/paths.h"
 #include "simpler/l3.h"
 #include "simpler/status.h"
@@ -35,25 +36,6 @@
 #define ROW 16 /* f32 per row: 64 bytes, one row per task */
 enum { CALLABLE = 1 };
 enum { MODE_INDEPENDENT = 0, MODE_CHAIN = 1 }; /* scalar 1 of hbg_graphs */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_us(uint64_t *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_u64);
-    return (double)v[n / 2] / 1e3;
-}
 
 /* ---- the L3 side ----------------------------------------------------------------- */
 typedef struct l3_bench {

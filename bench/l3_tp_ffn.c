@@ -13,22 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "mc.h"
 #include "simpler/status.h"
 
 #define MAX_ROUNDS 201
-
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_us(uint64_t *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_u64);
-    return (double)v[n / 2] / 1e3;
-}
 
 static int bench_chips(const char *runtime, int chips, int rounds, double *one_chip_us)
 {
