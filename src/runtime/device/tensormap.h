@@ -10,8 +10,26 @@
  *   WAW      a write after an overlapping write
  *   WAR      a write after overlapping reads since the last write
  * Overlap is exact for views of one dense layout (tiles of one matrix) and
- * byte-range conservative otherwise. Buffers are found by a hash on their
- * base; each is then in one of two modes.
+ * byte-range conservative otherwise.
+ *
+ * The edges are kept minimal without changing what is ordered after what
+ * (the transitive closure is that of the rules above):
+ *   - an edge from an access X is left out when another access Y of the
+ *     same lookup, newer than X, conflicting with X (one of them a write)
+ *     and overlapping it, was recorded by an AUTO access: Y took an edge
+ *     from X then (X was live, so it was in the map), and the task takes
+ *     one from Y (or from something newer that Y reaches). In a ping-pong
+ *     stencil this drops the WAW edge to a tile's last writer, implied by
+ *     the RAW edges of the halo readers since; and a WAR edge to a read an
+ *     AUTO write has since overlapped.
+ *   - a write supersedes (drops) an older access once it and the AUTO
+ *     writes since that access together cover every element of it, not
+ *     only when it covers it alone: a halo read is forgotten once the
+ *     tiles it read have all been written again, so later writes never
+ *     look at it (or derive an edge to it) again.
+ * Both only ever look at accesses the lookup found, so they cost nothing
+ * on the grid path but a scan of the tile's readers before a write. Buffers are found by a hash on
+ * their base; each is then in one of two modes.
  *
  * Grid mode, while every access to the buffer is a tile of one grid (same
  * shape, strides and element size, box aligned to the shape): two such
@@ -101,16 +119,18 @@ typedef struct rt_tmap_entry {
     int32_t base_rec; /* its buffer's record; -1 while the entry is free */
     uint8_t is_write;
     uint8_t is_grid; /* the grid layout of a grid-mode buffer, not an access */
-    uint8_t pad[6];
+    uint8_t derived; /* recorded by an AUTO access: it took its edges */
+    uint8_t pad[5];
     rt_access_layout layout;
 } rt_tmap_entry;
 
 /* One access of a grid-mode tile: a link of its writer or reader chain. */
 typedef struct rt_tmap_node {
     int64_t task;
-    int64_t owner; /* as in rt_tmap_entry */
-    int32_t next;  /* older node of the chain (or the free list), -1 at the end */
-    int32_t pad;
+    int64_t owner;   /* as in rt_tmap_entry */
+    int32_t next;    /* older node of the chain (or the free list), -1 at the end */
+    uint8_t derived; /* as in rt_tmap_entry */
+    uint8_t pad[3];
 } rt_tmap_node;
 
 /* One tile of a grid-mode buffer with live accesses. Writers are one task's
