@@ -626,11 +626,28 @@ static bool layout_box(const rt_access_layout *l, int64_t *start)
     return rem == 0;
 }
 
+/* True if view l's elements are one run of memory (row-major, dense). */
+static bool layout_contiguous(const rt_access_layout *l)
+{
+    int64_t expect = 1;
+    for (int d = l->ndim - 1; d >= 0; d--) {
+        if (l->shape[d] != 1 && l->strides[d] != expect)
+            return false;
+        expect *= l->shape[d];
+    }
+    return true;
+}
+
 bool rt_views_overlap(uint64_t a_lo, uint64_t a_hi, const rt_access_layout *a, uint64_t b_lo,
                       uint64_t b_hi, const rt_access_layout *b)
 {
     if (a_hi <= b_lo || b_hi <= a_lo)
         return false;
+    /* Views that are one run of memory each share the bytes they overlap
+     * in: the byte answer is exact (and spares the box arithmetic below,
+     * which whole-row tiles and halos would otherwise pay at every test). */
+    if (a->dense && b->dense)
+        return true;
     /* Exact test only for the same dense layout: same rank, strides and
      * element size. Anything else keeps the conservative byte answer. */
     if (a->ndim != b->ndim || a->elem_size != b->elem_size || a->ndim == 0)
@@ -657,18 +674,7 @@ static void layout_of(const sp_tensor *t, rt_access_layout *l)
         l->shape[d] = t->shape[d];
         l->strides[d] = t->strides[d];
     }
-}
-
-/* True if view l's elements are one run of memory (row-major, dense). */
-static bool layout_contiguous(const rt_access_layout *l)
-{
-    int64_t expect = 1;
-    for (int d = l->ndim - 1; d >= 0; d--) {
-        if (l->shape[d] != 1 && l->strides[d] != expect)
-            return false;
-        expect *= l->shape[d];
-    }
-    return true;
+    l->dense = l->ndim <= SP_MAX_DIMS && layout_contiguous(l);
 }
 
 /* True if a write of view (lo, hi, outer) covers every element of entry
@@ -826,7 +832,7 @@ static bool bytes_covered(uint64_t lo, uint64_t hi, const rt_tmap_entry *const *
     for (bool moved = true; moved && at < hi;) {
         moved = false; /* n is small: extend the covered prefix until it stops */
         for (uint32_t j = 0; j < n; j++)
-            if (w[j]->lo <= at && w[j]->hi > at && layout_contiguous(&w[j]->layout)) {
+            if (w[j]->lo <= at && w[j]->hi > at && w[j]->layout.dense) {
                 at = w[j]->hi;
                 moved = true;
             }

@@ -89,6 +89,9 @@ typedef struct rt_access_layout {
     int64_t strides[SP_MAX_DIMS];
     uint8_t ndim;
     uint8_t elem_size;
+    /* Known to be one run of memory (row-major, dense), so its byte range
+     * is exact; 0 when not, or not worked out (a hint only). */
+    uint8_t dense;
 } rt_access_layout;
 
 #define SP_TMAP_NO_SHIFT 0xff
