@@ -27,9 +27,13 @@
  *     only when it covers it alone: a halo read is forgotten once the
  *     tiles it read have all been written again, so later writes never
  *     look at it (or derive an edge to it) again.
- * Both only ever look at accesses the lookup found, so they cost nothing
- * on the grid path but a scan of the tile's readers before a write. Buffers are found by a hash on
- * their base; each is then in one of two modes.
+ * In grid mode the first is a scan of the tile's readers before a write
+ * (a tile's write covers it alone: the second never arises); in treap mode
+ * the first weighs the lookup's accesses against each other, the second
+ * walks the writes over an entry the write did not cover alone. Both give
+ * up (keeping the plain rules' edges and entries) past a few accesses.
+ * Buffers are found by a hash on their base; each is then in one of two
+ * modes.
  *
  * Grid mode, while every access to the buffer is a tile of one grid (same
  * shape, strides and element size, box aligned to the shape): two such
