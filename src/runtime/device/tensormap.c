@@ -881,6 +881,13 @@ static bool box_covered(const rt_tmap_entry *e, const rt_tmap_entry *const *w, u
                 cut[d][q] = cut[d][q - 1];
                 cut[d][q - 1] = t;
             }
+        uint32_t u = 1; /* each cut once: no empty cells */
+        for (uint32_t p = 1; p < c; p++)
+            if (cut[d][p] != cut[d][u - 1])
+                cut[d][u++] = cut[d][p];
+        if (u < 2)
+            return true; /* no elements: nothing left to cover */
+        c = u;
         ncut[d] = c;
         cells *= c - 1;
         if (cells > TMAP_COVER_CELLS)
@@ -888,10 +895,7 @@ static bool box_covered(const rt_tmap_entry *e, const rt_tmap_entry *const *w, u
     }
     uint32_t at[SP_MAX_DIMS] = {0}; /* the cell: an index into each dimension's cuts */
     for (;;) {
-        bool empty = false;
-        for (int d = 0; d < nd; d++)
-            empty |= cut[d][at[d]] == cut[d][at[d] + 1]; /* a repeated cut */
-        bool held = empty;
+        bool held = false;
         for (uint32_t j = 0; !held && j < nbox; j++) {
             held = true;
             for (int d = 0; held && d < nd; d++)
@@ -905,6 +909,43 @@ static bool box_covered(const rt_tmap_entry *e, const rt_tmap_entry *const *w, u
         if (d < 0)
             return true;
     }
+}
+
+/* The bytes of entry e's elements (its byte range for a dense view). */
+static uint64_t entry_bytes(const rt_tmap_entry *e)
+{
+    if (e->layout.dense)
+        return e->hi - e->lo;
+    uint64_t n = e->layout.elem_size;
+    for (int d = 0; d < e->layout.ndim && d < SP_MAX_DIMS; d++)
+        n *= (uint64_t)e->layout.shape[d];
+    return n;
+}
+
+/* Bytes of entry e's elements that a write of (lo, hi, w) overlaps: exact
+ * for two dense views and for boxes of one dense layout (`wbox` the
+ * write's box, NULL if it has none); else all of e's, which only means
+ * the coverage test is asked at once. */
+static uint64_t overlap_bytes(uint64_t lo, uint64_t hi, const rt_access_layout *w,
+                              const int64_t *wbox, const rt_tmap_entry *e)
+{
+    if (w->dense && e->layout.dense)
+        return (hi < e->hi ? hi : e->hi) - (lo > e->lo ? lo : e->lo);
+    const rt_access_layout *l = &e->layout;
+    bool same = wbox && l->ndim == w->ndim && l->elem_size == w->elem_size;
+    for (int d = 0; same && d < l->ndim; d++)
+        same = l->strides[d] == w->strides[d];
+    int64_t ebox[SP_MAX_DIMS];
+    if (!same || !layout_box(l, ebox))
+        return entry_bytes(e);
+    uint64_t n = l->elem_size;
+    for (int d = 0; d < l->ndim; d++) {
+        int64_t a = ebox[d] > wbox[d] ? ebox[d] : wbox[d];
+        int64_t z = ebox[d] + l->shape[d] < wbox[d] + w->shape[d] ? ebox[d] + l->shape[d]
+                                                                  : wbox[d] + w->shape[d];
+        n *= z > a ? (uint64_t)(z - a) : 0;
+    }
+    return n;
 }
 
 /* True if the write (lo, hi, layout) and the AUTO writes since entry e
@@ -952,6 +993,8 @@ static int treap_access(rt_tensormap *map, int32_t b, uint64_t base, const rt_ac
      * this access supersedes stays in scratch, the rest becomes -1, and goes
      * only once no edge can fail any more. */
     bool reduce = m <= TMAP_REDUCE_MAX;
+    int64_t box[SP_MAX_DIMS];
+    int have_box = 0; /* this access's box: 1 worked out, -1 none, 0 not yet */
     for (uint32_t k = 0; k < m && !manual; k++) {
         const rt_tmap_entry *e = &map->entries[map->scratch[k]];
         rt_edge_kind kind = e->is_write ? (writes ? SP_EDGE_WAW : SP_EDGE_RAW) : SP_EDGE_WAR;
@@ -966,14 +1009,24 @@ static int treap_access(rt_tensormap *map, int32_t b, uint64_t base, const rt_ac
     }
     for (uint32_t k = 0; k < m; k++) {
         int32_t i = map->scratch[k];
-        const rt_tmap_entry *e = &map->entries[i];
+        rt_tmap_entry *e = &map->entries[i];
         /* A covering write supersedes the entry: later accesses that touch
          * it touch this write too, and this task already depends on it (in
          * a MANUAL scope only if the task was ordered after it by hand). An
-         * AUTO write also together with the AUTO writes since the entry. */
-        bool gone = writes && (!manual || deps_has(deps, e->task)) &&
-                    (write_covers(lo, hi, layout, e) ||
-                     (!manual && writes_since_cover(map, b, e, lo, hi, layout)));
+         * AUTO write also together with the AUTO writes since the entry,
+         * asked once they have overlapped as many bytes as it has (a tiling
+         * of it: once, when its last tile is written). */
+        bool gone =
+            writes && (!manual || deps_has(deps, e->task)) && write_covers(lo, hi, layout, e);
+        if (!gone && writes && !manual) {
+            if (!have_box)
+                have_box = layout_box(layout, box) ? 1 : -1;
+            uint64_t sum =
+                e->overlapped + overlap_bytes(lo, hi, layout, have_box > 0 ? box : NULL, e);
+            e->overlapped = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+            gone = (sum >= entry_bytes(e) || e->overlapped == UINT32_MAX) &&
+                   writes_since_cover(map, b, e, lo, hi, layout);
+        }
         if (!gone)
             map->scratch[k] = -1;
     }

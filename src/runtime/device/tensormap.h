@@ -127,7 +127,11 @@ typedef struct rt_tmap_entry {
     uint8_t is_write;
     uint8_t is_grid; /* the grid layout of a grid-mode buffer, not an access */
     uint8_t derived; /* recorded by an AUTO access: it took its edges */
-    uint8_t pad[5];
+    uint8_t pad;
+    /* Bytes of it AUTO writes since have overlapped, summed (saturating):
+     * whether they may cover it together is worth asking only once this
+     * reaches its size. */
+    uint32_t overlapped;
     rt_access_layout layout;
 } rt_tmap_entry;
 
