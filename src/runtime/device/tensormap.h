@@ -30,8 +30,10 @@
  * In grid mode the first is a scan of the tile's readers before a write
  * (a tile's write covers it alone: the second never arises); in treap mode
  * the first weighs the lookup's accesses against each other, the second
- * walks the writes over an entry the write did not cover alone. Both give
- * up (keeping the plain rules' edges and entries) past a few accesses.
+ * walks the writes over an entry the write did not cover alone, once the
+ * writes since it have overlapped as many bytes as it has (for a tiling,
+ * once: at its last tile). Both give up (keeping the plain rules' edges
+ * and entries) past a few accesses.
  * Buffers are found by a hash on their base; each is then in one of two
  * modes.
  *
