@@ -201,8 +201,15 @@ Test(tensormap, a_manual_write_hides_no_older_writer)
                      treap, d->count);
         cr_assert_geq(find_producer(d, 0), 0, "mode %d: the AUTO writer's edge is lost", treap);
         cr_assert_geq(find_producer(d, 2), 0, "mode %d: the manual writer's edge is lost", treap);
+        /* The AUTO writer waits for all: for reader 3, which waited for
+         * both writers (their WAW edges are implied), and in treap mode
+         * for reader 1, which no newer AUTO write has waited for. */
         d = acc(4, &t, SP_OUT_EXISTING);
-        cr_assert_eq(d->count, treap ? 4u : 3u, "mode %d: the AUTO writer waits for all", treap);
+        cr_assert_eq(d->count, treap ? 2u : 1u, "mode %d: the AUTO writer has %u edges", treap,
+                     d->count);
+        cr_assert_geq(find_producer(d, 3), 0, "mode %d: no edge from the last reader", treap);
+        if (treap)
+            cr_assert_geq(find_producer(d, 1), 0, "no edge from the first reader");
         /* Ordered by hand after task 4: the manual write supersedes it. */
         deps.count = 0;
         cr_assert_eq(rt_dep_list_add(&deps, 4, 5, SP_EDGE_EXPLICIT), SP_OK);
@@ -400,13 +407,13 @@ Test(tensormap, grid_tiles_follow_every_rule)
     cr_assert_eq(rt_tensormap_access(&map, 3, &a, SP_IN, false, &deps), SP_OK);
     cr_assert_eq(rt_tensormap_access(&map, 3, &b, SP_IN, false, &deps), SP_OK);
     expect_edges(&deps, 2, (int64_t[]){0, 1}, (rt_edge_kind[]){SP_EDGE_RAW, SP_EDGE_RAW});
-    /* A write waits for the writer and for every reader since. */
-    expect_edges(acc(4, &a, SP_OUT_EXISTING), 3, (int64_t[]){0, 2, 3},
-                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR, SP_EDGE_WAR});
+    /* A write waits for every reader since the writer, and through them
+     * for the writer (whose own edge is implied, so left out). */
+    expect_edges(acc(4, &a, SP_OUT_EXISTING), 2, (int64_t[]){2, 3},
+                 (rt_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR});
     /* Which cleared them: the next writer waits for that write only. */
     expect_one(acc(5, &a, SP_INOUT), 4, SP_EDGE_WAW);
-    expect_edges(acc(6, &b, SP_OUT_EXISTING), 2, (int64_t[]){1, 3},
-                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
+    expect_one(acc(6, &b, SP_OUT_EXISTING), 3, SP_EDGE_WAR);
     cr_assert(in_grid_mode(&map, BUF_A), "tiles of one grid left grid mode");
     cr_assert_eq(map.used, 2, "one writer per tile is all that stays");
 }
@@ -418,12 +425,13 @@ Test(tensormap, grid_write_after_many_readers_waits_for_all)
     for (int64_t r = 1; r <= 200; r++)
         expect_one(acc(r, &a, SP_IN), 0, SP_EDGE_RAW);
     cr_assert_eq(map.used, 201);
+    /* Every reader; the writer through them (its WAW edge is implied). */
     const rt_dep_list *d = acc(201, &a, SP_OUT_EXISTING);
-    cr_assert_eq(d->count, 201);
-    for (int64_t r = 0; r <= 200; r++) {
+    cr_assert_eq(d->count, 200);
+    for (int64_t r = 1; r <= 200; r++) {
         int i = find_producer(d, r);
         cr_assert_geq(i, 0, "no edge from %lld", (long long)r);
-        cr_assert_eq(d->kind[i], r ? SP_EDGE_WAR : SP_EDGE_WAW);
+        cr_assert_eq(d->kind[i], SP_EDGE_WAR);
     }
     cr_assert_eq(map.used, 1);
 }
@@ -441,8 +449,10 @@ Test(tensormap, grid_keeps_a_tasks_own_accesses_and_creator_rule)
     expect_one(&deps, 0, SP_EDGE_RAW); /* the creator edge is implied by it */
     cr_assert_eq(map.used, 2, "the task's own read was superseded by its write");
     expect_one(acc(2, &a, SP_IN), 1, SP_EDGE_RAW); /* 1 depended on creator 0 */
+    /* Both readers (1's WAW edge, implied by 2's read, is left out; its
+     * read gives the edge). */
     expect_edges(acc(3, &a, SP_OUT_EXISTING), 2, (int64_t[]){1, 2},
-                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
+                 (rt_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR});
     /* Manual: recorded, no edge, and superseding nothing it was not
      * ordered after (issue 12, 4c): the reader waits for both writers,
      * and 3's wait for creator 0 implies the creator edge. */
@@ -569,8 +579,7 @@ Test(tensormap, move_carries_grid_mode)
     cr_assert(in_grid_mode(&map, BUF_A));
     expect_edges(acc(5, &a, SP_OUT_EXISTING), 2, (int64_t[]){2, 3},
                  (rt_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR});
-    expect_edges(acc(6, &b, SP_OUT_EXISTING), 2, (int64_t[]){1, 4},
-                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR});
+    expect_one(acc(6, &b, SP_OUT_EXISTING), 4, SP_EDGE_WAR); /* and through 4 after 1 */
     cr_assert_eq(map.used, 2);
 }
 
@@ -624,8 +633,8 @@ Test(tensormap, full_grid_map_fails_cleanly_and_retries)
     cr_assert(in_grid_mode(&map, BUF_A));
     /* Grown (host_build_graph), the retry derives what it would have. */
     map_grow(8);
-    expect_edges(acc(4, &a, SP_OUT_EXISTING), 3, (int64_t[]){0, 2, 3},
-                 (rt_edge_kind[]){SP_EDGE_WAW, SP_EDGE_WAR, SP_EDGE_WAR});
+    expect_edges(acc(4, &a, SP_OUT_EXISTING), 2, (int64_t[]){2, 3},
+                 (rt_edge_kind[]){SP_EDGE_WAR, SP_EDGE_WAR});
     /* Full again; swept (tensormap_and_ringbuffer), the retry works too. */
     for (int64_t r = 5; r < 11; r++)
         expect_one(acc(r, &b, SP_IN), 1, SP_EDGE_RAW);
@@ -639,10 +648,14 @@ Test(tensormap, full_grid_map_fails_cleanly_and_retries)
 }
 
 /* ---- randomized comparison with a brute-force reference ----------------
- * The reference keeps every access in a list and applies the rules of
+ * The reference keeps every access in a list and applies the plain rules of
  * tensormap.h to all of them, in order: writes first, then (for a write)
  * reads, then the creator edge; a covering write supersedes what it covers.
- * Its own box arithmetic; rt_views_overlap is the one primitive it shares. */
+ * Its own box arithmetic; rt_views_overlap is the one primitive it shares.
+ * The map leaves implied edges out and prunes more, so what must agree is
+ * the order the edges impose: the tasks each task is ordered after (its
+ * edges' transitive closure), and every edge the map gives is the
+ * reference's or implied by the reference's. */
 
 typedef struct ref_rec {
     uint64_t addr, lo, hi;
@@ -655,6 +668,31 @@ typedef struct ref_rec {
 static ref_rec ref[REF_MAX];
 static uint32_t ref_n;
 static int64_t ref_retired;
+
+/* Per task, the tasks it is ordered after: by the map's edges, by the
+ * reference's. */
+#define REACH_TASKS 512
+#define REACH_WORDS (REACH_TASKS / 64)
+static uint64_t reach_got[REACH_TASKS][REACH_WORDS], reach_want[REACH_TASKS][REACH_WORDS];
+
+static bool reaches(uint64_t (*reach)[REACH_WORDS], int64_t from, int64_t to)
+{
+    return (reach[to][from / 64] >> (from % 64)) & 1;
+}
+
+/* Task `task`'s closure: its producers and everything they are after. */
+static void reach_close(uint64_t (*reach)[REACH_WORDS], int64_t task, const rt_dep_list *d)
+{
+    cr_assert_lt(task, REACH_TASKS);
+    memset(reach[task], 0, sizeof reach[task]);
+    for (uint32_t i = 0; i < d->count; i++) {
+        int64_t p = d->producer[i];
+        cr_assert(p >= 0 && p < task, "task %lld: producer %lld", (long long)task, (long long)p);
+        for (int w = 0; w < REACH_WORDS; w++)
+            reach[task][w] |= reach[p][w];
+        reach[task][p / 64] |= 1ull << (p % 64);
+    }
+}
 
 static void ref_edge(rt_dep_list *d, int64_t producer, int64_t task, rt_edge_kind kind)
 {
@@ -790,15 +828,35 @@ static void pick_grid(rand_buf *b)
     b->tw = rnd(4) ? tw[rnd(5)] : b->cols; /* whole rows: 1-D like slices */
 }
 
-/* A view of buffer b: a tile of its grid, or with probability `odd` per
- * mille something else (any box, the whole matrix, a transposed tile, a
- * flat run of elements, a view with another element size). */
-static sp_tensor rand_view(rand_buf *b, uint32_t odd)
+/* A tile of b's grid grown by one element on every side, clipped to the
+ * matrix: a stencil's halo, several rows and columns of tiles. */
+static sp_tensor halo_view(const rand_buf *b, const sp_tensor *m)
+{
+    int64_t r = b->th * rnd((uint32_t)(b->rows / b->th)) - 1, h = b->th + 2;
+    int64_t c = b->tw * rnd((uint32_t)(b->cols / b->tw)) - 1, w = b->tw + 2;
+    if (r < 0)
+        r = 0, h--;
+    if (c < 0)
+        c = 0, w--;
+    if (r + h > b->rows)
+        h = b->rows - r;
+    if (c + w > b->cols)
+        w = b->cols - c;
+    return tile(m, r, h, c, w);
+}
+
+/* A view of buffer b: with probability `halo` per mille a halo (above),
+ * else a tile of its grid, or with probability `odd` per mille something
+ * else (any box, the whole matrix, a transposed tile, a flat run of
+ * elements, a view with another element size). */
+static sp_tensor rand_view(rand_buf *b, uint32_t odd, uint32_t halo)
 {
     const int64_t shape[2] = {b->rows, b->cols};
     sp_tensor m, v;
     cr_assert_eq(sp_tensor_init(&m, b->addr, SP_DTYPE_F32, 2, shape), SP_OK);
-    if (rnd(1000) >= odd) {
+    if (rnd(1000) < halo) {
+        v = halo_view(b, &m);
+    } else if (rnd(1000) >= odd) {
         v = tile(&m, b->th * rnd((uint32_t)(b->rows / b->th)), b->th,
                  b->tw * rnd((uint32_t)(b->cols / b->tw)), b->tw);
     } else {
@@ -840,28 +898,54 @@ static sp_tensor rand_view(rand_buf *b, uint32_t odd)
     return v;
 }
 
+/* The map's edges order task after the same tasks as the reference's, and
+ * each of them is one of the reference's (its kind may differ: the first
+ * edge from a producer can be the one left out) or a creator edge the
+ * reference found implied. */
 static void compare_deps(const rt_dep_list *got, const rt_dep_list *want, uint32_t seed,
                          int64_t task)
 {
-    cr_assert_eq(got->count, want->count, "seed %u task %lld: %u edges, the reference %u", seed,
-                 (long long)task, got->count, want->count);
-    for (uint32_t i = 0; i < want->count; i++) {
-        int k = find_producer(got, want->producer[i]);
-        cr_assert_geq(k, 0, "seed %u task %lld: no edge from %lld", seed, (long long)task,
-                      (long long)want->producer[i]);
-        cr_assert_eq(got->kind[k], want->kind[i],
-                     "seed %u task %lld: edge from %lld kind %u not %u", seed, (long long)task,
-                     (long long)want->producer[i], got->kind[k], want->kind[i]);
+    reach_close(reach_got, task, got);
+    reach_close(reach_want, task, want);
+    for (uint32_t i = 0; i < got->count; i++)
+        cr_assert(find_producer(want, got->producer[i]) >= 0 || got->kind[i] == SP_EDGE_CREATOR,
+                  "seed %u task %lld: edge from %lld (kind %u) is not the reference's", seed,
+                  (long long)task, (long long)got->producer[i], got->kind[i]);
+    if (memcmp(reach_got[task], reach_want[task], sizeof reach_got[task]) == 0)
+        return;
+    for (int64_t p = 0; p < task; p++)
+        cr_assert_eq(reaches(reach_got, p, task), reaches(reach_want, p, task),
+                     "seed %u task %lld: ordered after %lld by the map %d, by the reference %d",
+                     seed, (long long)task, (long long)p, reaches(reach_got, p, task),
+                     reaches(reach_want, p, task));
+}
+
+/* True if one of the elements of r's view has a byte in [lo, hi). */
+static bool ref_touches(const ref_rec *r, uint64_t lo, uint64_t hi)
+{
+    int64_t idx[SP_MAX_DIMS] = {0};
+    const int nd = r->l.ndim;
+    for (;;) {
+        int64_t e = r->l.offset;
+        for (int d = 0; d < nd; d++)
+            e += idx[d] * r->l.strides[d];
+        uint64_t at = (uint64_t)e * r->l.elem_size;
+        if (at < hi && lo < at + r->l.elem_size)
+            return true;
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == r->l.shape[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return false;
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Both agree on which live accesses overlap a random byte range. */
+/* Both agree on which live accesses overlap a random byte range: the map
+ * reports the reference's (the byte ranges of the views overlap it), less
+ * those it pruned; of those, each that has an element in the range is
+ * ordered before one the map reports (waiting for those waits for it
+ * too). One pruned where only its byte range, not an element, meets the
+ * range need not be (the writes that covered it may not reach there). */
 static void compare_overlapping(const rand_buf *b, uint32_t seed)
 {
     uint64_t bytes = (uint64_t)(b->rows * b->cols * 4);
@@ -875,15 +959,32 @@ static void compare_overlapping(const rand_buf *b, uint32_t seed)
             r->lo < hi && lo < r->hi)
             want[m++] = r->task;
     }
-    cr_assert_eq(n, m, "seed %u: %u overlapping accesses, the reference %u", seed, n, m);
-    qsort(got, n, sizeof *got, cmp_i64);
-    qsort(want, m, sizeof *want, cmp_i64);
-    cr_assert_eq(memcmp(got, want, n * sizeof *got), 0, "seed %u: overlapping tasks differ", seed);
+    cr_assert_leq(n, m, "seed %u: %u overlapping accesses, the reference %u", seed, n, m);
+    for (uint32_t i = 0; i < n; i++) {
+        bool known = false;
+        for (uint32_t j = 0; j < m && !known; j++)
+            known = want[j] == got[i];
+        cr_assert(known, "seed %u: task %lld overlaps, not in the reference", seed,
+                  (long long)got[i]);
+    }
+    for (uint32_t j = 0; j < m; j++) {
+        const ref_rec *r = NULL;
+        for (uint32_t i = 0; i < ref_n && !r; i++)
+            if (ref[i].live && ref[i].task == want[j] && ref[i].addr == b->addr &&
+                (ref[i].write || !writes_only) && ref[i].lo < hi && lo < ref[i].hi &&
+                ref_touches(&ref[i], lo, hi))
+                r = &ref[i];
+        bool covered = r == NULL; /* no element of that task's in range */
+        for (uint32_t i = 0; i < n && !covered; i++)
+            covered = got[i] == want[j] || reaches(reach_got, want[j], got[i]);
+        cr_assert(covered, "seed %u: task %lld overlaps and no reported task follows it", seed,
+                  (long long)want[j]);
+    }
 }
 
 /* One random program: tasks of 1..3 accesses over three buffers, with
  * retirement, sweeps, moves and a small map that fills up. */
-static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
+static void differential_run(uint32_t seed, uint32_t odd, uint32_t halo, uint32_t tasks)
 {
     rng_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed * 0x2545f4914f6cdd1dull);
     teardown();
@@ -914,7 +1015,7 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
         }
         for (uint32_t a = 0; a < nacc; a++) {
             rand_buf *b = &bufs[rnd(3)];
-            sp_tensor v = rand_view(b, odd);
+            sp_tensor v = rand_view(b, odd, halo);
             if (rnd(8) == 0) /* now and then another creator, or itself */
                 v.owner_task = rnd(2) ? task : (int64_t)rnd((uint32_t)task + 1) - 1;
             static const int dirs[] = {SP_IN,    SP_IN,    SP_IN,           SP_IN,
@@ -929,7 +1030,7 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
                 cr_assert_eq(map.used, map.capacity, "seed %u: limit below capacity", seed);
                 if (rt_tensormap_sweep(&map) == 0)
                     map_grow(map.capacity * 2);
-                cr_assert_eq(map.used, ref_live_count(), "seed %u: live accesses", seed);
+                cr_assert_leq(map.used, ref_live_count(), "seed %u: live accesses", seed);
             }
             cr_assert_eq(rc, SP_OK, "seed %u task %lld: %s", seed, (long long)task,
                          sp_status_name(rc));
@@ -948,11 +1049,11 @@ static void differential_run(uint32_t seed, uint32_t odd, uint32_t tasks)
         }
         if (rnd(64) == 0) {
             rt_tensormap_sweep(&map);
-            cr_assert_eq(map.used, ref_live_count(), "seed %u: live accesses after sweep", seed);
+            cr_assert_leq(map.used, ref_live_count(), "seed %u: live accesses after sweep", seed);
         }
         if (rnd(128) == 0) {
             map_grow(map.used + 16 + rnd(64));
-            cr_assert_eq(map.used, ref_live_count(), "seed %u: live accesses after move", seed);
+            cr_assert_leq(map.used, ref_live_count(), "seed %u: live accesses after move", seed);
         }
         if (rnd(8) == 0)
             compare_overlapping(&bufs[rnd(3)], seed);
@@ -964,5 +1065,15 @@ Test(tensormap, randomized_against_the_reference)
     /* Per mille of odd views: grid mode only, a switch now and then, often. */
     static const uint32_t odd[] = {0, 0, 5, 20, 100, 400};
     for (uint32_t seed = 0; seed < 120; seed++)
-        differential_run(seed, odd[seed % 6], 400);
+        differential_run(seed, odd[seed % 6], 0, 400);
+}
+
+/* Stencil-like programs: halo views (several tiles, treap mode) mixed with
+ * tiles, in every proportion, so that writes supersede reads only together
+ * and implied WAW and WAR edges are left out all the time. */
+Test(tensormap, randomized_halos_against_the_reference)
+{
+    static const uint32_t halo[] = {100, 300, 500, 800};
+    for (uint32_t seed = 0; seed < 120; seed++)
+        differential_run(1000 + seed, seed % 3 ? 0 : 20, halo[seed % 4], 400);
 }

@@ -281,7 +281,7 @@ static void entry_remove(rt_tensormap *map, int32_t i)
 
 /* Record an access of treap-mode buffer b; the caller made room. */
 static void entry_add(rt_tensormap *map, int32_t b, uint64_t lo, uint64_t hi, int64_t task,
-                      int64_t owner, bool is_write, const rt_access_layout *layout)
+                      int64_t owner, bool is_write, bool derived, const rt_access_layout *layout)
 {
     int32_t n = entry_take(map);
     /* A fixed mixing of a counter: deterministic runs, balanced trees. */
@@ -297,6 +297,7 @@ static void entry_add(rt_tensormap *map, int32_t b, uint64_t lo, uint64_t hi, in
                                       .prio = prio * 0x85ebca6bu,
                                       .base_rec = b,
                                       .is_write = is_write,
+                                      .derived = derived,
                                       .layout = *layout};
     int32_t *root = &map->bases[b].root[is_write];
     *root = treap_insert(map, *root, n);
@@ -378,7 +379,7 @@ static void tile_drop(rt_tensormap *map, int32_t i)
 }
 
 static inline __attribute__((always_inline)) void
-node_push(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner)
+node_push(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner, bool derived)
 {
     int32_t n = map->node_free;
     if (n >= 0)
@@ -386,7 +387,8 @@ node_push(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t ow
     else
         n = (int32_t)map->node_fresh++;
     assert((uint32_t)n < map->capacity);
-    map->nodes[n] = (rt_tmap_node){.task = task, .owner = owner, .next = *chain};
+    map->nodes[n] =
+        (rt_tmap_node){.task = task, .owner = owner, .next = *chain, .derived = derived};
     *chain = n;
     count_access(map, b, task);
 }
@@ -456,10 +458,12 @@ static void tile_tidy(rt_tensormap *map, int32_t i)
 }
 
 /* The edges a chain of a tile gives task's access, retired nodes freed on
- * the way (the caller tidies the tile if that empties it). */
+ * the way (the caller tidies the tile if that empties it). Nodes of tasks
+ * below `implied_below` give none: a newer access of the tile that took an
+ * edge from them gives this task its edge (see grid_access). */
 static inline __attribute__((always_inline)) int
 chain_edges(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t owner,
-            rt_edge_kind kind, rt_dep_list *deps, bool *creator_implied)
+            rt_edge_kind kind, int64_t implied_below, rt_dep_list *deps, bool *creator_implied)
 {
     while (*chain >= 0) {
         const rt_tmap_node *n = &map->nodes[*chain];
@@ -468,7 +472,7 @@ chain_edges(rt_tensormap *map, int32_t b, int32_t *chain, int64_t task, int64_t 
             continue;
         }
         if (n->task != task) {
-            int rc = rt_dep_list_add(deps, n->task, task, kind);
+            int rc = n->task < implied_below ? SP_OK : rt_dep_list_add(deps, n->task, task, kind);
             if (rc != SP_OK)
                 return rc;
             /* As in treap mode: that access waited for the same creator. */
@@ -522,7 +526,7 @@ static int32_t grid_to_treap(rt_tensormap *map, int32_t b)
                 rt_tmap_node n = map->nodes[*chain];
                 node_pop(map, b, chain);
                 if (n.task >= map->retired_below)
-                    entry_add(map, b, lo, hi, n.task, n.owner, w, &layout);
+                    entry_add(map, b, lo, hi, n.task, n.owner, w, n.derived, &layout);
             }
         }
         tile_drop(map, i);
@@ -549,10 +553,22 @@ grid_access(rt_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_
     int rc = SP_OK;
     if (i >= 0 && !manual) {
         rt_tmap_tile *t = &map->tiles[i];
-        rc = chain_edges(map, b, &t->writers, task, owner, writes ? SP_EDGE_WAW : SP_EDGE_RAW, deps,
-                         &creator_implied);
+        /* A write after reads: every writer older than an AUTO reader gave
+         * that reader its RAW edge, and the write takes a WAR edge from the
+         * reader, so the WAW edge would only repeat what those two imply.
+         * (Readers only ever follow writers they took an edge from, unless
+         * a MANUAL write left them: derived and newer is the test.) */
+        int64_t implied_below = INT64_MIN;
+        if (writes)
+            for (int32_t n = t->readers; n >= 0; n = map->nodes[n].next)
+                if (map->nodes[n].derived && map->nodes[n].task > implied_below &&
+                    map->nodes[n].task >= map->retired_below)
+                    implied_below = map->nodes[n].task;
+        rc = chain_edges(map, b, &t->writers, task, owner, writes ? SP_EDGE_WAW : SP_EDGE_RAW,
+                         implied_below, deps, &creator_implied);
         if (rc == SP_OK && writes)
-            rc = chain_edges(map, b, &t->readers, task, owner, SP_EDGE_WAR, deps, &creator_implied);
+            rc = chain_edges(map, b, &t->readers, task, owner, SP_EDGE_WAR, INT64_MIN, deps,
+                             &creator_implied);
     }
     if (rc == SP_OK && !creator_implied)
         rc = rt_dep_list_add(deps, owner, task, SP_EDGE_CREATOR);
@@ -583,7 +599,7 @@ grid_access(rt_tensormap *map, int32_t b, uint64_t base, int64_t offset, uint32_
         chain_drop_ordered(map, b, &t->writers, task, deps);
         chain_drop_ordered(map, b, &t->readers, task, deps);
     }
-    node_push(map, b, writes ? &t->writers : &t->readers, task, owner);
+    node_push(map, b, writes ? &t->writers : &t->readers, task, owner, !manual);
     return SP_OK;
 }
 
@@ -610,11 +626,28 @@ static bool layout_box(const rt_access_layout *l, int64_t *start)
     return rem == 0;
 }
 
+/* True if view l's elements are one run of memory (row-major, dense). */
+static bool layout_contiguous(const rt_access_layout *l)
+{
+    int64_t expect = 1;
+    for (int d = l->ndim - 1; d >= 0; d--) {
+        if (l->shape[d] != 1 && l->strides[d] != expect)
+            return false;
+        expect *= l->shape[d];
+    }
+    return true;
+}
+
 bool rt_views_overlap(uint64_t a_lo, uint64_t a_hi, const rt_access_layout *a, uint64_t b_lo,
                       uint64_t b_hi, const rt_access_layout *b)
 {
     if (a_hi <= b_lo || b_hi <= a_lo)
         return false;
+    /* Views that are one run of memory each share the bytes they overlap
+     * in: the byte answer is exact (and spares the box arithmetic below,
+     * which whole-row tiles and halos would otherwise pay at every test). */
+    if (a->dense && b->dense)
+        return true;
     /* Exact test only for the same dense layout: same rank, strides and
      * element size. Anything else keeps the conservative byte answer. */
     if (a->ndim != b->ndim || a->elem_size != b->elem_size || a->ndim == 0)
@@ -641,6 +674,7 @@ static void layout_of(const sp_tensor *t, rt_access_layout *l)
         l->shape[d] = t->shape[d];
         l->strides[d] = t->strides[d];
     }
+    l->dense = l->ndim <= SP_MAX_DIMS && layout_contiguous(l);
 }
 
 /* True if a write of view (lo, hi, outer) covers every element of entry
@@ -651,14 +685,7 @@ static bool write_covers(uint64_t lo, uint64_t hi, const rt_access_layout *outer
 {
     if (inner->lo < lo || inner->hi > hi)
         return false;
-    int64_t expect = 1;
-    bool contiguous = true;
-    for (int d = outer->ndim - 1; d >= 0; d--) {
-        if (outer->shape[d] != 1 && outer->strides[d] != expect)
-            contiguous = false;
-        expect *= outer->shape[d];
-    }
-    if (contiguous)
+    if (layout_contiguous(outer))
         return true;
     const rt_access_layout *in = &inner->layout;
     if (in->ndim != outer->ndim || in->elem_size != outer->elem_size)
@@ -752,6 +779,192 @@ static bool on_grid(const sp_tensor *t, const rt_tmap_entry *g, uint32_t *index)
     return rem == 0;
 }
 
+/* ---- keeping the edge set small (tensormap.h) ------------------------------
+ * Both checks look only at a few accesses: above these counts an access
+ * keeps every edge and entry the plain rules give (never wrong, only more). */
+#define TMAP_REDUCE_MAX 16 /* overlapping accesses a lookup weighs against each other */
+#define TMAP_COVER_MAX 16  /* newer writes a coverage test unites */
+#define TMAP_COVER_CELLS 1024
+
+/* True if the edge from the access in scratch[k] is implied: another one
+ * of scratch[0..m), newer, conflicting with it and overlapping it, was
+ * recorded by an AUTO access (so it took that edge itself), and this task
+ * takes an edge from it too, or from one newer still (the newest is never
+ * dropped, so the chain ends at an edge that is emitted). */
+static bool edge_implied(const rt_tensormap *map, uint32_t k, uint32_t m)
+{
+    const rt_tmap_entry *e = &map->entries[map->scratch[k]];
+    for (uint32_t j = 0; j < m; j++) {
+        const rt_tmap_entry *f = &map->entries[map->scratch[j]];
+        if (f->derived && f->task > e->task && (e->is_write || f->is_write) &&
+            rt_views_overlap(e->lo, e->hi, &e->layout, f->lo, f->hi, &f->layout))
+            return true;
+    }
+    return false;
+}
+
+/* The live AUTO writes of subtree i newer than entry `of` that overlap it,
+ * into out; false once more than TMAP_COVER_MAX. */
+static bool newer_writes(const rt_tensormap *map, int32_t i, const rt_tmap_entry *of,
+                         const rt_tmap_entry **out, uint32_t *n)
+{
+    while (i >= 0 && map->entries[i].max_hi > of->lo) {
+        const rt_tmap_entry *e = &map->entries[i];
+        if (!newer_writes(map, e->left, of, out, n))
+            return false;
+        if (e->lo >= of->hi)
+            return true;
+        if (e->hi > of->lo && e->derived && e->task > of->task && e->task >= map->retired_below &&
+            rt_views_overlap(of->lo, of->hi, &of->layout, e->lo, e->hi, &e->layout)) {
+            if (*n == TMAP_COVER_MAX)
+                return false;
+            out[(*n)++] = e;
+        }
+        i = e->right;
+    }
+    return true;
+}
+
+/* True if the contiguous ones of the views w[0..n) cover bytes [lo, hi). */
+static bool bytes_covered(uint64_t lo, uint64_t hi, const rt_tmap_entry *const *w, uint32_t n)
+{
+    uint64_t at = lo;
+    for (bool moved = true; moved && at < hi;) {
+        moved = false; /* n is small: extend the covered prefix until it stops */
+        for (uint32_t j = 0; j < n; j++)
+            if (w[j]->lo <= at && w[j]->hi > at && w[j]->layout.dense) {
+                at = w[j]->hi;
+                moved = true;
+            }
+    }
+    return at >= hi;
+}
+
+/* True if the views w[0..n) of e's dense layout cover every element of e's
+ * box: cut e's box at every edge of theirs, and test one element of each
+ * cell (a box holds a whole cell or none of it). */
+static bool box_covered(const rt_tmap_entry *e, const rt_tmap_entry *const *w, uint32_t n)
+{
+    const rt_access_layout *l = &e->layout;
+    const int nd = l->ndim;
+    int64_t lo[TMAP_COVER_MAX][SP_MAX_DIMS], hi[TMAP_COVER_MAX][SP_MAX_DIMS], es[SP_MAX_DIMS];
+    int64_t cut[SP_MAX_DIMS][2 * TMAP_COVER_MAX + 2];
+    uint32_t ncut[SP_MAX_DIMS], nbox = 0;
+    if (nd < 1 || nd > SP_MAX_DIMS || !layout_box(l, es))
+        return false;
+    for (uint32_t j = 0; j < n; j++) {
+        const rt_access_layout *v = &w[j]->layout;
+        bool same = v->ndim == nd && v->elem_size == l->elem_size;
+        for (int d = 0; same && d < nd; d++)
+            same = v->strides[d] == l->strides[d];
+        if (!same || !layout_box(v, lo[nbox]))
+            continue;
+        for (int d = 0; d < nd; d++)
+            hi[nbox][d] = lo[nbox][d] + v->shape[d];
+        nbox++;
+    }
+    uint64_t cells = 1;
+    for (int d = 0; d < nd; d++) {
+        int64_t a = es[d], z = es[d] + l->shape[d];
+        uint32_t c = 0;
+        cut[d][c++] = a;
+        for (uint32_t j = 0; j < nbox; j++)
+            for (int side = 0; side < 2; side++) {
+                int64_t x = side ? hi[j][d] : lo[j][d];
+                if (x > a && x < z)
+                    cut[d][c++] = x;
+            }
+        cut[d][c++] = z;
+        for (uint32_t p = 1; p < c; p++) /* insertion sort: a few cuts */
+            for (uint32_t q = p; q > 0 && cut[d][q - 1] > cut[d][q]; q--) {
+                int64_t t = cut[d][q];
+                cut[d][q] = cut[d][q - 1];
+                cut[d][q - 1] = t;
+            }
+        uint32_t u = 1; /* each cut once: no empty cells */
+        for (uint32_t p = 1; p < c; p++)
+            if (cut[d][p] != cut[d][u - 1])
+                cut[d][u++] = cut[d][p];
+        if (u < 2)
+            return true; /* no elements: nothing left to cover */
+        c = u;
+        ncut[d] = c;
+        cells *= c - 1;
+        if (cells > TMAP_COVER_CELLS)
+            return false;
+    }
+    uint32_t at[SP_MAX_DIMS] = {0}; /* the cell: an index into each dimension's cuts */
+    for (;;) {
+        bool held = false;
+        for (uint32_t j = 0; !held && j < nbox; j++) {
+            held = true;
+            for (int d = 0; held && d < nd; d++)
+                held = lo[j][d] <= cut[d][at[d]] && cut[d][at[d]] < hi[j][d];
+        }
+        if (!held)
+            return false;
+        int d = nd - 1;
+        while (d >= 0 && ++at[d] == ncut[d] - 1)
+            at[d--] = 0;
+        if (d < 0)
+            return true;
+    }
+}
+
+/* The bytes of entry e's elements (its byte range for a dense view). */
+static uint64_t entry_bytes(const rt_tmap_entry *e)
+{
+    if (e->layout.dense)
+        return e->hi - e->lo;
+    uint64_t n = e->layout.elem_size;
+    for (int d = 0; d < e->layout.ndim && d < SP_MAX_DIMS; d++)
+        n *= (uint64_t)e->layout.shape[d];
+    return n;
+}
+
+/* Bytes of entry e's elements that a write of (lo, hi, w) overlaps: exact
+ * for two dense views and for boxes of one dense layout (`wbox` the
+ * write's box, NULL if it has none); else all of e's, which only means
+ * the coverage test is asked at once. */
+static uint64_t overlap_bytes(uint64_t lo, uint64_t hi, const rt_access_layout *w,
+                              const int64_t *wbox, const rt_tmap_entry *e)
+{
+    if (w->dense && e->layout.dense)
+        return (hi < e->hi ? hi : e->hi) - (lo > e->lo ? lo : e->lo);
+    const rt_access_layout *l = &e->layout;
+    bool same = wbox && l->ndim == w->ndim && l->elem_size == w->elem_size;
+    for (int d = 0; same && d < l->ndim; d++)
+        same = l->strides[d] == w->strides[d];
+    int64_t ebox[SP_MAX_DIMS];
+    if (!same || !layout_box(l, ebox))
+        return entry_bytes(e);
+    uint64_t n = l->elem_size;
+    for (int d = 0; d < l->ndim; d++) {
+        int64_t a = ebox[d] > wbox[d] ? ebox[d] : wbox[d];
+        int64_t z = ebox[d] + l->shape[d] < wbox[d] + w->shape[d] ? ebox[d] + l->shape[d]
+                                                                  : wbox[d] + w->shape[d];
+        n *= z > a ? (uint64_t)(z - a) : 0;
+    }
+    return n;
+}
+
+/* True if the write (lo, hi, layout) and the AUTO writes since entry e
+ * cover every element of e. Each of those writes took an edge from e (it
+ * overlaps e, and e was live then), so e is superseded: any later access
+ * to one of its elements meets one of them, or a newer write that itself
+ * follows them. Only tried when the write alone does not cover e. */
+static bool writes_since_cover(const rt_tensormap *map, int32_t b, const rt_tmap_entry *e,
+                               uint64_t lo, uint64_t hi, const rt_access_layout *layout)
+{
+    const rt_tmap_entry *w[TMAP_COVER_MAX];
+    uint32_t n = 0;
+    rt_tmap_entry self = {.lo = lo, .hi = hi, .layout = *layout};
+    w[n++] = &self;
+    if (!newer_writes(map, map->bases[b].root[1], e, w, &n))
+        return false;
+    return bytes_covered(e->lo, e->hi, w, n) || box_covered(e, w, n);
+}
+
 /* Treap mode: the edges of an access to buffer b (-1: not in the map). */
 static int treap_access(rt_tensormap *map, int32_t b, uint64_t base, const rt_access_layout *layout,
                         uint64_t lo, uint64_t hi, int64_t task, int64_t owner, bool writes,
@@ -759,49 +972,73 @@ static int treap_access(rt_tensormap *map, int32_t b, uint64_t base, const rt_ac
 {
     int rc;
     bool creator_implied = owner == SP_NO_TASK || owner == task;
-    uint32_t found = 0;
+    uint32_t found = 0, m = 0;
     if (b >= 0) {
         /* Writes always matter; earlier reads only to a write (WAR). */
         treap_collect(map, map->bases[b].root[1], lo, hi, &found);
         if (writes)
             treap_collect(map, map->bases[b].root[0], lo, hi, &found);
     }
-    /* Edges first; what this access supersedes stays in scratch, the rest
-     * becomes -1, and goes only once no edge can fail any more. */
+    /* Retired entries go (lazily forgotten); scratch[0..m) keeps the other
+     * tasks' accesses this one overlaps: the ones it is ordered after. */
     for (uint32_t k = 0; k < found; k++) {
         int32_t i = map->scratch[k];
-        rt_tmap_entry *e = &map->entries[i];
-        map->scratch[k] = -1;
-        if (e->task < map->retired_below) { /* lazily forget retired tasks */
+        const rt_tmap_entry *e = &map->entries[i];
+        if (e->task < map->retired_below)
             entry_remove(map, i);
-            continue;
-        }
-        if (e->task == task || !rt_views_overlap(lo, hi, layout, e->lo, e->hi, &e->layout))
-            continue;
-        if (!manual && (e->is_write || writes)) {
-            rt_edge_kind kind = e->is_write ? (writes ? SP_EDGE_WAW : SP_EDGE_RAW) : SP_EDGE_WAR;
-            if ((rc = rt_dep_list_add(deps, e->task, task, kind)) != SP_OK)
-                return rc;
-            /* That access waited for the same creator (or is it): the
-             * creator edge would only repeat what this edge implies. */
-            if (e->task == owner || e->owner == owner)
-                creator_implied = true;
-        }
+        else if (e->task != task && rt_views_overlap(lo, hi, layout, e->lo, e->hi, &e->layout))
+            map->scratch[m++] = i;
+    }
+    /* Edges first (a read found only writes: each conflicts), then what
+     * this access supersedes stays in scratch, the rest becomes -1, and goes
+     * only once no edge can fail any more. */
+    bool reduce = m <= TMAP_REDUCE_MAX;
+    int64_t box[SP_MAX_DIMS];
+    int have_box = 0; /* this access's box: 1 worked out, -1 none, 0 not yet */
+    for (uint32_t k = 0; k < m && !manual; k++) {
+        const rt_tmap_entry *e = &map->entries[map->scratch[k]];
+        rt_edge_kind kind = e->is_write ? (writes ? SP_EDGE_WAW : SP_EDGE_RAW) : SP_EDGE_WAR;
+        if (!(reduce && edge_implied(map, k, m)) &&
+            (rc = rt_dep_list_add(deps, e->task, task, kind)) != SP_OK)
+            return rc;
+        /* That access waited for the same creator (or is it): the creator
+         * edge would only repeat what this edge (or the one implying it)
+         * implies. */
+        if (e->task == owner || e->owner == owner)
+            creator_implied = true;
+    }
+    for (uint32_t k = 0; k < m; k++) {
+        int32_t i = map->scratch[k];
+        rt_tmap_entry *e = &map->entries[i];
         /* A covering write supersedes the entry: later accesses that touch
          * it touch this write too, and this task already depends on it (in
-         * a MANUAL scope only if the task was ordered after it by hand). */
-        if (writes && write_covers(lo, hi, layout, e) && (!manual || deps_has(deps, e->task)))
-            map->scratch[k] = i;
+         * a MANUAL scope only if the task was ordered after it by hand). An
+         * AUTO write also together with the AUTO writes since the entry,
+         * asked once they have overlapped as many bytes as it has (a tiling
+         * of it: once, when its last tile is written). */
+        bool gone =
+            writes && (!manual || deps_has(deps, e->task)) && write_covers(lo, hi, layout, e);
+        if (!gone && writes && !manual) {
+            if (!have_box)
+                have_box = layout_box(layout, box) ? 1 : -1;
+            uint64_t sum =
+                e->overlapped + overlap_bytes(lo, hi, layout, have_box > 0 ? box : NULL, e);
+            e->overlapped = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+            gone = (sum >= entry_bytes(e) || e->overlapped == UINT32_MAX) &&
+                   writes_since_cover(map, b, e, lo, hi, layout);
+        }
+        if (!gone)
+            map->scratch[k] = -1;
     }
     if (!creator_implied && (rc = rt_dep_list_add(deps, owner, task, SP_EDGE_CREATOR)) != SP_OK)
         return rc;
-    for (uint32_t k = 0; k < found; k++)
+    for (uint32_t k = 0; k < m; k++)
         if (map->scratch[k] >= 0)
             entry_remove(map, map->scratch[k]);
     /* Removing the last of its entries dropped the buffer: add it again. */
     if (b < 0 || map->bases[b].count == 0)
         b = base_add(map, base, -1);
-    entry_add(map, b, lo, hi, task, owner, writes, layout);
+    entry_add(map, b, lo, hi, task, owner, writes, !manual, layout);
     return SP_OK;
 }
 
@@ -876,7 +1113,7 @@ static void chain_copy(rt_tensormap *to, int32_t b, int32_t *chain, const rt_ten
     for (; n >= 0; n = from->nodes[n].next) {
         if (from->nodes[n].task < from->retired_below)
             continue;
-        node_push(to, b, chain, from->nodes[n].task, from->nodes[n].owner);
+        node_push(to, b, chain, from->nodes[n].task, from->nodes[n].owner, from->nodes[n].derived);
         chain = &to->nodes[*chain].next;
     }
 }
@@ -974,7 +1211,7 @@ int rt_tensormap_move(rt_tensormap *to, const rt_tensormap *from)
         int32_t b = base_find(to, base);
         if (b < 0)
             b = base_add(to, base, -1);
-        entry_add(to, b, e->lo, e->hi, e->task, e->owner, e->is_write, &e->layout);
+        entry_add(to, b, e->lo, e->hi, e->task, e->owner, e->is_write, e->derived, &e->layout);
     }
     to->retired_below = from->retired_below;
     return SP_OK;

@@ -10,8 +10,32 @@
  *   WAW      a write after an overlapping write
  *   WAR      a write after overlapping reads since the last write
  * Overlap is exact for views of one dense layout (tiles of one matrix) and
- * byte-range conservative otherwise. Buffers are found by a hash on their
- * base; each is then in one of two modes.
+ * byte-range conservative otherwise.
+ *
+ * The edges are kept minimal without changing what is ordered after what
+ * (the transitive closure is that of the rules above):
+ *   - an edge from an access X is left out when another access Y of the
+ *     same lookup, newer than X, conflicting with X (one of them a write)
+ *     and overlapping it, was recorded by an AUTO access: Y took an edge
+ *     from X then (X was live, so it was in the map), and the task takes
+ *     one from Y (or from something newer that Y reaches). In a ping-pong
+ *     stencil this drops the WAW edge to a tile's last writer, implied by
+ *     the RAW edges of the halo readers since; and a WAR edge to a read an
+ *     AUTO write has since overlapped.
+ *   - a write supersedes (drops) an older access once it and the AUTO
+ *     writes since that access together cover every element of it, not
+ *     only when it covers it alone: a halo read is forgotten once the
+ *     tiles it read have all been written again, so later writes never
+ *     look at it (or derive an edge to it) again.
+ * In grid mode the first is a scan of the tile's readers before a write
+ * (a tile's write covers it alone: the second never arises); in treap mode
+ * the first weighs the lookup's accesses against each other, the second
+ * walks the writes over an entry the write did not cover alone, once the
+ * writes since it have overlapped as many bytes as it has (for a tiling,
+ * once: at its last tile). Both give up (keeping the plain rules' edges
+ * and entries) past a few accesses.
+ * Buffers are found by a hash on their base; each is then in one of two
+ * modes.
  *
  * Grid mode, while every access to the buffer is a tile of one grid (same
  * shape, strides and element size, box aligned to the shape): two such
@@ -71,6 +95,9 @@ typedef struct rt_access_layout {
     int64_t strides[SP_MAX_DIMS];
     uint8_t ndim;
     uint8_t elem_size;
+    /* Known to be one run of memory (row-major, dense), so its byte range
+     * is exact; 0 when not, or not worked out (a hint only). */
+    uint8_t dense;
 } rt_access_layout;
 
 #define SP_TMAP_NO_SHIFT 0xff
@@ -101,16 +128,22 @@ typedef struct rt_tmap_entry {
     int32_t base_rec; /* its buffer's record; -1 while the entry is free */
     uint8_t is_write;
     uint8_t is_grid; /* the grid layout of a grid-mode buffer, not an access */
-    uint8_t pad[6];
+    uint8_t derived; /* recorded by an AUTO access: it took its edges */
+    uint8_t pad;
+    /* Bytes of it AUTO writes since have overlapped, summed (saturating):
+     * whether they may cover it together is worth asking only once this
+     * reaches its size. */
+    uint32_t overlapped;
     rt_access_layout layout;
 } rt_tmap_entry;
 
 /* One access of a grid-mode tile: a link of its writer or reader chain. */
 typedef struct rt_tmap_node {
     int64_t task;
-    int64_t owner; /* as in rt_tmap_entry */
-    int32_t next;  /* older node of the chain (or the free list), -1 at the end */
-    int32_t pad;
+    int64_t owner;   /* as in rt_tmap_entry */
+    int32_t next;    /* older node of the chain (or the free list), -1 at the end */
+    uint8_t derived; /* as in rt_tmap_entry */
+    uint8_t pad[3];
 } rt_tmap_node;
 
 /* One tile of a grid-mode buffer with live accesses. Writers are one task's
