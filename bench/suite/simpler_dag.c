@@ -3,13 +3,20 @@
  * DAG once with empty kernels (warm-up) and once timed, checks the tile
  * counters (or the Cholesky residual), and prints the RESULT line.
  *
- *   bench_suite_simpler --runtime hbg|tmr [--clusters C] [--sched S] [--replay]
+ *   bench_suite_simpler --runtime hbg|tmr [--clusters C] [--sched S] [--replay] [--resident]
  *                       <suite options>
  *
  * --replay: both runs ask for SP_CALL_REPLAY_AUTO, so the warm-up records
  * the graph and the timed run replays it (no orchestration, no dependency
  * derivation: build_ns is the host's patch); the timed run must report
  * SP_RUN_REPLAYED or the program fails. Not for cholesky_real (one run).
+ *
+ * --resident (cholesky_real only): the matrix lives in device memory, as a
+ * model's weights or a KV cache would: uploaded with sp_worker_copy_to_device
+ * before the timed run and read back after it, both untimed, as the peers
+ * fill and check their host matrix untimed; the run names it with
+ * SP_TENSOR_DEVICE, so nothing is staged. Without it the run stages the
+ * host matrix (copy in, copy back: build_ns holds the copy in).
  *
  * ns = build + upload + device from sp_run_stats (hbg: host build of the
  * graph, image upload, device; tmr: staging and ring set-up, nothing,
@@ -32,7 +39,7 @@ enum { CALLABLE_DAG = 0, CALLABLE_CHOL = 1 };
 typedef struct host_opts {
     const char *runtime;
     uint32_t clusters, sched;
-    int replay;
+    int replay, resident;
 } host_opts;
 
 static int parse_host(int argc, char **argv, int *i, void *ctx)
@@ -40,6 +47,8 @@ static int parse_host(int argc, char **argv, int *i, void *ctx)
     host_opts *h = ctx;
     if (strcmp(argv[*i], "--replay") == 0)
         return h->replay = 1;
+    if (strcmp(argv[*i], "--resident") == 0)
+        return h->resident = 1;
     if (*i + 1 >= argc)
         return 0;
     if (strcmp(argv[*i], "--runtime") == 0)
@@ -65,6 +74,34 @@ static int run(sp_worker *w, uint32_t id, const sp_args *args, const sp_call_con
     return rc;
 }
 
+/* --resident: the matrix into a device buffer of its own, and the run's
+ * tensor pointed at it. */
+static int upload_matrix(sp_worker *w, const double *a, uint64_t bytes, sp_tensor *t)
+{
+    uint64_t dev = 0;
+    int rc = sp_worker_device_alloc(w, bytes, &dev);
+    if (rc == SP_OK && (rc = sp_worker_copy_to_device(w, dev, a, bytes)) == SP_OK) {
+        t->addr = dev;
+        t->flags |= SP_TENSOR_DEVICE;
+    }
+    if (rc != SP_OK)
+        fprintf(stderr, "bench_suite_simpler: --resident: %s: %s\n", sp_status_name(rc),
+                sp_worker_last_error(w));
+    return rc;
+}
+
+/* The factor back into the host matrix, and the buffer freed. */
+static int download_matrix(sp_worker *w, double *a, uint64_t bytes, const sp_tensor *t)
+{
+    int rc = sp_worker_copy_from_device(w, a, t->addr, bytes);
+    if (rc == SP_OK)
+        rc = sp_worker_device_free(w, t->addr);
+    if (rc != SP_OK)
+        fprintf(stderr, "bench_suite_simpler: --resident: %s: %s\n", sp_status_name(rc),
+                sp_worker_last_error(w));
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     suite_opts o;
@@ -73,6 +110,10 @@ int main(int argc, char **argv)
         return 2;
     if (h.replay && o.real) {
         fprintf(stderr, "bench_suite_simpler: --replay needs two runs; cholesky_real runs once\n");
+        return 2;
+    }
+    if (h.resident && !o.real) {
+        fprintf(stderr, "bench_suite_simpler: --resident is for cholesky_real\n");
         return 2;
     }
     if (strcmp(h.runtime, "hbg") && strcmp(h.runtime, "tmr")) {
@@ -102,6 +143,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    const uint64_t bytes = (uint64_t)o.n * o.n * sizeof(double);
     sp_args *args = calloc(1, sizeof *args);
     suite_tile *tiles = o.real ? NULL : suite_tiles_alloc(&o);
     double *a = o.real ? suite_matrix_alloc(&o) : NULL, *a0 = NULL;
@@ -117,6 +159,10 @@ int main(int argc, char **argv)
         a0 = o.check ? suite_matrix_copy(&o, a) : NULL;
         const int64_t shape[2] = {o.n, o.n};
         sp_tensor_init(&args->tensors[0], (uint64_t)(uintptr_t)a, SP_DTYPE_F64, 2, shape);
+        if (h.resident && upload_matrix(w, a, bytes, &args->tensors[0]) != SP_OK) {
+            sp_worker_close(w);
+            return 1;
+        }
     } else {
         const int64_t shape[2] = {(int64_t)dag_tile_count(o.kind, o.tiles), 16};
         sp_tensor_init(&args->tensors[0], (uint64_t)(uintptr_t)tiles, SP_DTYPE_F32, 2, shape);
@@ -138,6 +184,8 @@ int main(int argc, char **argv)
     args->scalars[2] = o.spin_ns;
     if (rc == SP_OK)
         rc = run(w, id, args, &cfg, &st, &wall);
+    if (rc == SP_OK && h.resident)
+        rc = download_matrix(w, a, bytes, &args->tensors[0]);
     if (rc == SP_OK && h.replay && st.replay != SP_RUN_REPLAYED) {
         fprintf(stderr, "bench_suite_simpler: --replay: the timed run did not replay (%u)\n",
                 st.replay);
@@ -163,7 +211,10 @@ int main(int argc, char **argv)
     }
     const uint64_t ns = st.build_ns + st.upload_ns + st.device_ns;
     char config[64], extra[512];
-    snprintf(config, sizeof config, "%s%s", h.runtime, h.replay ? "-replay" : "");
+    snprintf(config, sizeof config, "%s%s", h.runtime,
+             h.replay     ? "-replay"
+             : h.resident ? "-resident"
+                          : "");
     int len = snprintf(extra, sizeof extra,
                        "clusters=%u sched=%u build_ns=%llu upload_ns=%llu device_ns=%llu "
                        "wall_ns=%llu edges=%llu orch_ns=%llu patch_bytes=%llu",

@@ -80,6 +80,7 @@ typedef struct rt_sched {
      * block holds its whole cluster: lanes_left counts its lanes running. */
     uint32_t sent[RT_SCHED_MAX_CORES];
     uint32_t reaped[RT_SCHED_MAX_CORES];
+    uint32_t first[RT_SCHED_MAX_CORES]; /* `sent` at launch: moved once the core ran work */
     uint64_t task[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
     uint8_t lane[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
     uint8_t lanes_left[RT_SCHED_MAX_CLUSTERS];
@@ -167,7 +168,7 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->depth = 1;
     /* The chip's tickets carry on from the previous launch on these cores. */
     for (uint32_t i = 0; i < s->lanes * s->clusters && i < RT_SCHED_MAX_CORES; i++) {
-        s->sent[i] = s->reaped[i] = sp_chip_core_finished(chip, i);
+        s->sent[i] = s->reaped[i] = s->first[i] = sp_chip_core_finished(chip, i);
         s->interrupted[i] = s->abandoned[i] = false;
     }
     for (uint32_t c = 0; c < RT_SCHED_MAX_CLUSTERS; c++) {
@@ -415,19 +416,42 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
     return progress;
 }
 
+/* Whether a core this thread owns sits idle while cores of its kind have
+ * run work this launch: the graph feeds that kind, and the next ready block
+ * for it may be released by any finish (paged attention: an AIV softmax
+ * waits on the AIC's qk while the AIC queue is still full). A kind that
+ * never ran here (the AIC of an AIV-only graph) does not count. */
+static inline bool rt_sched_lane_starved(const rt_sched *s)
+{
+    bool used[SP_QUEUES] = {false}, idle[SP_QUEUES] = {false};
+    for (uint32_t c = s->thread_index; c < s->clusters; c += s->thread_count)
+        for (uint32_t l = 0; l < s->lanes; l++) {
+            uint32_t k = s->core[c][l], q = s->lane_queue[l];
+            used[q] |= s->sent[k] != s->first[k];
+            idle[q] |= !rt_sched_inflight(s, k);
+        }
+    return (used[SP_Q_AIC] && idle[SP_Q_AIC]) || (used[SP_Q_AIV] && idle[SP_Q_AIV]);
+}
+
 /* An idle scheduler's wait: for the chip event, or until the next kernel
  * could run past the timeout (then interrupt it). A pass that found nothing
- * to do left no core with room and ready work of its kind, so the wait is
- * batched: a finish wakes it only when it leaves its core's queue half
- * empty (a core that runs dry always wakes it) or by a notify (new ready
- * work from elsewhere); finishes that leave a core busy are reaped later,
- * in one pass. */
+ * to do left no core with room and ready work of its kind. If every core
+ * the graph uses is busy, the wait is batched: a finish wakes it only when
+ * it leaves its core's queue half empty (a core that runs dry always wakes
+ * it) or by a notify (new ready work from elsewhere); finishes that leave a
+ * core busy are reaped later, in one pass. If one of them is idle
+ * (rt_sched_lane_starved), every finish wakes it: that finish may release
+ * the idle core's next block, which would otherwise wait for another
+ * core's queue to drain. */
 static inline void rt_sched_idle_wait(rt_sched *s, uint32_t snapshot)
 {
     uint64_t deadline = rt_sched_timeouts(s);
     if (s->wake_by && (!deadline || s->wake_by < deadline))
         deadline = s->wake_by;
-    sp_chip_event_wait_batched(s->chip, snapshot, deadline);
+    if (rt_sched_lane_starved(s))
+        sp_chip_event_wait(s->chip, snapshot, deadline);
+    else
+        sp_chip_event_wait_batched(s->chip, snapshot, deadline);
     if (deadline)
         rt_sched_timeouts(s);
 }

@@ -1,0 +1,216 @@
+/* Which wait an idle scheduler takes (rt_sched_idle_wait): batched, woken
+ * only when a finish leaves its core's queue half empty, while every core
+ * of a kind the launch has used is busy; every finish while one of them
+ * sits idle, since that finish may release the idle core's next block
+ * (paged attention: an AIV softmax released by an AIC qk while the AIC
+ * queue is still full). A kind that never ran this launch does not count.
+ * Driven over a fake chip (this file's sp_chip_* functions): a dispatch
+ * stays in flight until the test finishes it, and the two waits only
+ * count their calls. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "runtime/device/sched_pass.h"
+#include "simpler/status.h"
+
+/* ---- a fake chip: one a2a3 cluster (AIC, AIV, AIV) ---------------------- */
+
+struct sp_chip {
+    sp_geometry geo;
+    uint32_t sent[RT_SCHED_MAX_CORES];     /* tickets dispatched */
+    uint32_t finished[RT_SCHED_MAX_CORES]; /* tickets finished (the test moves it) */
+    uint32_t waits_every, waits_batched;
+};
+
+uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
+{
+    const sp_geometry *g = &chip->geo;
+    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
+}
+const sp_geometry *sp_chip_geometry(const sp_chip *chip)
+{
+    return &chip->geo;
+}
+uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
+{
+    (void)chip;
+    return 4;
+}
+uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
+{
+    return chip->finished[core];
+}
+uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
+{
+    (void)p;
+    return chip->sent[core] = (chip->sent[core] + 1) & SP_CHIP_TICKET_MASK;
+}
+int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+    return 0;
+}
+void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *s, uint64_t *e)
+{
+    (void)chip, (void)core, (void)ticket;
+    *s = *e = 0;
+}
+uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
+{
+    (void)chip, (void)core;
+    return 0;
+}
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+}
+bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+    return false;
+}
+int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+{
+    (void)snapshot, (void)deadline_ns;
+    chip->waits_every++;
+    return SP_OK;
+}
+int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+{
+    (void)snapshot, (void)deadline_ns;
+    chip->waits_batched++;
+    return SP_OK;
+}
+
+/* ---- a runtime whose ready queues the test fills ------------------------ */
+
+typedef struct fake_rt {
+    uint32_t ready[SP_QUEUES]; /* single-block tasks ready per queue */
+} fake_rt;
+
+static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+{
+    fake_rt *r = rt;
+    if (!r->ready[q])
+        return false;
+    r->ready[q]--;
+    *task = (uint64_t)q;
+    *block = 0;
+    return true;
+}
+static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
+{
+    (void)rt, (void)lane;
+    *p = (sp_chip_payload){.task_id = task, .block_idx = block, .block_num = 1};
+    return true;
+}
+static void hook_block_done(void *rt, uint64_t task)
+{
+    (void)rt, (void)task;
+}
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *r)
+{
+    (void)rt, (void)task, (void)lane, (void)r;
+}
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran)
+{
+    (void)rt, (void)task, (void)lane, (void)core, (void)sig, (void)ran;
+    cr_assert_fail("no kernel faults on the fake chip");
+}
+static bool hook_failed(void *rt)
+{
+    (void)rt;
+    return false;
+}
+
+static const rt_sched_hooks hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+    .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
+};
+
+enum { AIC = 0, AIV0 = 1, AIV1 = 2 }; /* core numbers of the one cluster */
+
+static sp_chip chip;
+static rt_sched s;
+static fake_rt r;
+
+static void launch(void)
+{
+    memset(&chip, 0, sizeof chip);
+    chip.geo = (sp_geometry){.clusters = 1,
+                             .lanes = 3,
+                             .lane_type = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV},
+                             .aicpu_threads = 1};
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(rt_sched_geometry_check(&chip), SP_OK);
+    rt_sched_init(&s, &chip, 0, 1);
+}
+
+static void finish(uint32_t core, uint32_t n)
+{
+    chip.finished[core] = (chip.finished[core] + n) & SP_CHIP_TICKET_MASK;
+}
+
+/* A pass, then the idle wait: which of the two waits it took. */
+static bool waits_every_finish(void)
+{
+    rt_sched_pass(&s, &hooks, &r);
+    uint32_t every = chip.waits_every, batched = chip.waits_batched;
+    rt_sched_idle_wait(&s, 0);
+    cr_assert_eq(chip.waits_every + chip.waits_batched, every + batched + 1, "one wait per call");
+    return chip.waits_every > every;
+}
+
+Test(sched_idle_wait, an_idle_aiv_lane_takes_every_aic_finish)
+{
+    launch();
+    /* The paged-attention shape: a full AIC queue of qk, a softmax on each
+     * AIV lane. */
+    r.ready[SP_Q_AIC] = 8;
+    r.ready[SP_Q_AIV] = 2;
+    cr_assert_not(waits_every_finish(), "every core the launch used is busy: batched");
+    cr_assert_eq(rt_sched_inflight(&s, AIC), 4);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 1);
+    cr_assert_eq(rt_sched_inflight(&s, AIV1), 1);
+    finish(AIV0, 1); /* a softmax is done; the AIC still holds 4 qk */
+    cr_assert(waits_every_finish(), "an AIV lane that ran work sits idle: every finish");
+    finish(AIC, 1); /* that finish releases the next softmax */
+    r.ready[SP_Q_AIV] = 1;
+    cr_assert_not(waits_every_finish(), "the AIV lane is fed again, the AIC refilled: batched");
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 1);
+    cr_assert_eq(rt_sched_inflight(&s, AIC), 4);
+}
+
+Test(sched_idle_wait, a_kind_the_launch_never_used_does_not_count)
+{
+    launch();
+    r.ready[SP_Q_AIC] = 8; /* AIC work only: both AIV lanes idle, never used */
+    cr_assert_not(waits_every_finish());
+    launch();
+    r.ready[SP_Q_AIV] = 8; /* an AIV-only graph: the AIC idles all launch */
+    cr_assert_not(waits_every_finish());
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+    cr_assert_eq(rt_sched_inflight(&s, AIV1), 4);
+    finish(AIV1, 4); /* one AIV lane runs dry with nothing ready for it */
+    cr_assert(waits_every_finish(), "an idle AIV lane of an AIV graph: every finish");
+}
+
+Test(sched_idle_wait, a_new_launch_starts_unused)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 1;
+    r.ready[SP_Q_AIC] = 8;
+    rt_sched_pass(&s, &hooks, &r);
+    finish(AIV0, 1);
+    cr_assert(waits_every_finish());
+    /* The next launch on the same chip: tickets carry on, the AIV's past
+     * work does not make its idle lanes count. */
+    finish(AIC, 4);
+    rt_sched_init(&s, &chip, 0, 1);
+    r.ready[SP_Q_AIC] = 8;
+    cr_assert_not(waits_every_finish());
+}
