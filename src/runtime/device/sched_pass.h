@@ -248,8 +248,12 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
         return false;
     p.flags |= flags;
     uint32_t slot = rt_sched_next_ticket(s->sent[core]) % RT_SCHED_QUEUE_MAX;
-    if (s->trace)
-        s->slice[core][slot] = rt_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
+    if (s->trace) {
+        sp_trace_record *r = rt_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
+        if (r && (flags & SP_PAYLOAD_CHAINED))
+            r->flags |= SP_TRACE_F_CHAINED;
+        s->slice[core][slot] = r;
+    }
     if (!rt_sched_inflight(s, core)) {
         s->started[core] = s->now;
         s->interrupted[core] = s->abandoned[core] = false;
