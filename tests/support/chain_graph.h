@@ -20,8 +20,8 @@
 #define CHAIN_MAX_CELLS 16 /* cells a graph may use */
 
 enum {
-    CHAIN_MODE_RANDOM = 0, /* AIC, AIV, SPMD, MIX, dummy and predicated tasks over few cells */
-    CHAIN_MODE_CHAIN = 1,  /* AIV tasks, each updating cell 0: one chain */
+    CHAIN_MODE_RANDOM = 0,   /* AIC, AIV, SPMD, MIX, dummy and predicated tasks over few cells */
+    CHAIN_MODE_CHAIN = 1,    /* AIV tasks, each updating cell 0: one chain */
     CHAIN_MODE_PINGPONG = 2, /* AIC and AIV in turn on cell 0: a chain across core kinds */
 };
 
@@ -33,7 +33,7 @@ typedef struct chain_task {
     uint32_t out;    /* output cell (kernel tasks) */
     uint32_t nin;    /* input cells, 0..2 (a dummy reads them) */
     uint32_t in[2];
-    bool pred;       /* runs only if (int64) element 0 of cell pred_cell < 0 */
+    bool pred; /* runs only if (int64) element 0 of cell pred_cell < 0 */
     uint32_t pred_cell;
 } chain_task;
 

@@ -110,7 +110,7 @@ typedef struct hbg_image {
     _Alignas(64) sp__waitword reset_gate;    /* threads done with the reset */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Atomic uint32_t skipped;                /* of them, predicated off (sp_run_stats.skipped) */
-    _Atomic uint32_t chained; /* of them, queued behind a running producer (sp_run_stats.chained) */
+    _Atomic uint32_t chained;                /* of them, queued behind a producer (stats) */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
     rt_fault_report fault;                   /* the first kernel fault, if any */
     rt_overrun_report overrun;               /* checking mode: the first red zone damaged */

@@ -45,7 +45,7 @@ enum { TMR_SLOT_FREE = 0, TMR_SLOT_PENDING = 1, TMR_SLOT_COMPLETE = 2 };
 
 typedef struct tmr_task {
     _Alignas(64) _Atomic uint64_t fanout_head;
-    _Atomic uint32_t fanin_left;  /* producers not complete, +1 while submitting; | TMR_FANIN_CHAINED */
+    _Atomic uint32_t fanin_left;  /* producers not complete, +1 while submitting; | CHAINED */
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block to hand out */
     _Atomic uint32_t refs;        /* scope + holders + its own completion */
@@ -159,7 +159,7 @@ typedef struct tmr_ctl {
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */
     _Alignas(64) _Atomic int64_t completed;
     _Atomic uint64_t skipped;             /* of them, predicated off (sp_run_stats.skipped) */
-    _Atomic uint64_t chained; /* of them, queued behind a running producer (sp_run_stats.chained) */
+    _Atomic uint64_t chained;             /* of them, queued behind a producer (stats) */
     _Alignas(64) _Atomic int64_t retired; /* watermark: slots below are free */
     _Alignas(64) _Atomic uint32_t booted; /* the orchestrator has laid out the rings */
     _Atomic uint32_t orch_done;
