@@ -24,7 +24,7 @@
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define GRAPHS 2
 #else
-#define GRAPHS 6
+#define GRAPHS 12
 #endif
 
 static uint64_t y[Y_LEN], ref[Y_LEN];
