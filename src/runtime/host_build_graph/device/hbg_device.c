@@ -108,21 +108,28 @@ static void complete_task(hbg_rt *r, uint32_t task)
 
 /* A predicated task's verdict, decided at the first pop of any of its
  * blocks and kept: every block follows it, even if a block that runs
- * changes the element. Relaxed: the verdict is the only thing published
- * (the element's writers were ordered before by the queue hand-off), and
- * it changes once, from UNDECIDED, so a failed CAS reads the winner's. */
+ * changes the element. Only the thread that moves the state from
+ * UNDECIDED to DECIDING reads the element; another scheduler popping a
+ * block meanwhile waits the few instructions until the verdict is out. So
+ * no block is dispatched (and no kernel of the task, which may write the
+ * element, runs) before the one read: release on the verdict, acquire on
+ * reading it. */
 static bool pred_skips(const hbg_rt *r, hbg_task *t)
 {
-    uint8_t st = atomic_load_explicit(&t->pred_state, memory_order_relaxed);
-    if (st == HBG_PRED_UNDECIDED) {
+    uint8_t st = atomic_load_explicit(&t->pred_state, memory_order_acquire);
+    if (st == HBG_PRED_UNDECIDED &&
+        atomic_compare_exchange_strong_explicit(&t->pred_state, &st, HBG_PRED_DECIDING,
+                                                memory_order_acquire, memory_order_acquire)) {
+        /* The element's writers were ordered before by the queue hand-off;
+         * the verdict's release store publishes the decision. */
         uint64_t addr = r->args[HBG_PRED_ADDR_WORD(t->args_begin)];
         int64_t value = (int64_t)r->args[HBG_PRED_VALUE_WORD(t->args_begin)];
-        uint8_t v =
-            rt_pred_holds(addr, t->pred_dtype, t->pred_op, value) ? HBG_PRED_RUN : HBG_PRED_SKIP;
-        st = atomic_compare_exchange_strong_explicit(&t->pred_state, &st, v, memory_order_relaxed,
-                                                     memory_order_relaxed)
-                 ? v
-                 : st;
+        st = rt_pred_holds(addr, t->pred_dtype, t->pred_op, value) ? HBG_PRED_RUN : HBG_PRED_SKIP;
+        atomic_store_explicit(&t->pred_state, st, memory_order_release);
+    }
+    while (st == HBG_PRED_DECIDING) {
+        sp__cpu_relax();
+        st = atomic_load_explicit(&t->pred_state, memory_order_acquire);
     }
     return st == HBG_PRED_SKIP;
 }

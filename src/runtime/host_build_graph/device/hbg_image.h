@@ -65,7 +65,7 @@ typedef struct hbg_task {
 #define HBG_FANIN_CHAINED 0x80000000u
 
 /* hbg_task.pred_state. */
-enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2 };
+enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2, HBG_PRED_DECIDING = 3 };
 
 /* A predicated task's predicate lies in args[], in the HBG_PRED_WORDS
  * words just before its arguments (so a task without one pays nothing):
