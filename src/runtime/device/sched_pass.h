@@ -124,10 +124,14 @@ typedef struct rt_sched {
     uint64_t cpu_check[RT_SCHED_MAX_CORES];
     uint64_t wake_by; /* a runtime's own deadline for the idle wait (0: none) */
     /* Following (hooks->follow): per core, whether its last queued task
-     * may still have a consumer to queue behind it, and the runtime's
-     * cursor in that task's consumers; tasks this thread queued so. */
+     * may still have a consumer to queue behind it, the runtime's cursor
+     * in that task's consumers, and the pass that last found none there
+     * (asked again at the next pass, not at every level of this one);
+     * tasks this thread queued so. */
     bool follow_open[RT_SCHED_MAX_CORES];
     uint32_t follow_at[RT_SCHED_MAX_CORES];
+    uint32_t follow_none[RT_SCHED_MAX_CORES];
+    uint32_t pass_no;
     uint64_t chained;
 } rt_sched;
 
@@ -194,7 +198,9 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->sent[i] = s->reaped[i] = sp_chip_core_finished(chip, i);
         s->interrupted[i] = s->abandoned[i] = false;
         s->follow_open[i] = false;
+        s->follow_none[i] = 0;
     }
+    s->pass_no = 1;
     s->chained = 0;
     for (uint32_t c = 0; c < RT_SCHED_MAX_CLUSTERS; c++) {
         s->lanes_left[c] = 0;
@@ -262,6 +268,7 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
     s->lane[core][slot] = (uint8_t)lane;
     s->follow_open[core] = h->follow != NULL;
     s->follow_at[core] = 0;
+    s->follow_none[core] = 0; /* a new tail: ask about it in this pass too */
     s->sent[core] = sp_chip_dispatch(s->chip, core, &p);
     return true;
 }
@@ -287,6 +294,7 @@ static inline bool rt_sched_follow(rt_sched *s, const rt_sched_hooks *h, void *r
     int r = h->follow(rt, tail, s->lane_queue[l], lane, &s->follow_at[core], &next);
     if (r != RT_FOLLOW_FOUND) {
         s->follow_open[core] = r == RT_FOLLOW_LATER;
+        s->follow_none[core] = s->pass_no;
         return false;
     }
     /* The hook checked the lane has a kernel: this dispatch happens. */
@@ -432,6 +440,8 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
 {
     bool progress = false;
     const uint32_t C = s->clusters, L = s->lanes;
+    if (++s->pass_no == 0) /* 0 is "never": skip it at the wrap */
+        s->pass_no = 1;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
         for (uint32_t l = 0; l < L; l++)
             progress |= rt_sched_reap(s, h, rt, c, s->core[c][l]);
@@ -469,10 +479,12 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
                 uint32_t k = cores[l], in = rt_sched_inflight(s, k);
                 if (in >= level) {
                     /* Not tried yet: it may take one at a later level. */
-                    followers |= h->follow && s->follow_open[k] && in < s->depth;
+                    followers |= h->follow && s->follow_open[k] && in < s->depth &&
+                                 s->follow_none[k] != s->pass_no;
                     continue;
                 }
-                if (h->follow && in && s->follow_open[k] && rt_sched_follow(s, h, rt, k, l)) {
+                if (h->follow && in && s->follow_open[k] && s->follow_none[k] != s->pass_no &&
+                    rt_sched_follow(s, h, rt, k, l)) {
                     progress = followers = true;
                     continue;
                 }
