@@ -5,8 +5,9 @@
  * MIX, dummy and predicated tasks over a few cells (chains, diamonds,
  * joins) must give exactly what running the program in order gives, on
  * both runtimes, with core queues 1..8 deep, 1..3 clusters and 1..2
- * scheduler threads; a chain must actually be chained (sp_run_stats.
- * chained), and never across core kinds or with a one-deep queue. */
+ * scheduler threads, fresh and replayed; a chain must actually be chained
+ * (sp_run_stats.chained), and never across core kinds or with a one-deep
+ * queue. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,9 +64,9 @@ static void reference(uint32_t mode, uint64_t n, uint64_t seed)
 }
 
 /* Run graph (mode, n, seed) and compare y with the reference; returns the
- * run's count of chained tasks. */
-static uint64_t run_graph(sp_worker *w, const char *what, uint32_t mode, uint64_t n, uint64_t seed,
-                          const sp_call_config *cfg)
+ * run's count of chained tasks (its whole stats in *out, if asked). */
+static uint64_t run_graph_stats(sp_worker *w, const char *what, uint32_t mode, uint64_t n,
+                                uint64_t seed, const sp_call_config *cfg, sp_run_stats *out)
 {
     uint64_t s = seed + 77;
     for (int i = 0; i < Y_LEN; i++)
@@ -90,7 +91,15 @@ static uint64_t run_graph(sp_worker *w, const char *what, uint32_t mode, uint64_
         cr_assert_eq(y[i], ref[i], "%s, mode %u seed %llu: y[%d] (cell %d) = %llx, in order %llx",
                      what, mode, (unsigned long long)seed, i, i / CHAIN_CELL,
                      (unsigned long long)y[i], (unsigned long long)ref[i]);
+    if (out)
+        *out = st;
     return st.chained;
+}
+
+static uint64_t run_graph(sp_worker *w, const char *what, uint32_t mode, uint64_t n, uint64_t seed,
+                          const sp_call_config *cfg)
+{
+    return run_graph_stats(w, what, mode, n, seed, cfg, NULL);
 }
 
 TestSuite(chained, .timeout = 600);
@@ -112,6 +121,13 @@ Test(chained, random_graphs_match_the_program_run_in_order)
                          depth, clusters, cfg.sched_threads);
                 uint64_t n = 50 + seed * 37 % 400;
                 chained += run_graph(w, what, CHAIN_MODE_RANDOM, n, seed, &cfg);
+                if (k % 4 == 0) { /* again, replayed: the counters come back pristine */
+                    cfg.flags |= SP_CALL_REPLAY_AUTO;
+                    sp_run_stats st;
+                    run_graph(w, what, CHAIN_MODE_RANDOM, n, seed, &cfg);
+                    run_graph_stats(w, what, CHAIN_MODE_RANDOM, n, seed, &cfg, &st);
+                    cr_assert_eq(st.replay, SP_RUN_REPLAYED, "%s: not replayed", what);
+                }
             }
             sp_call_config cfg = {.sched_threads = 1 + depth % 2};
             snprintf(what, sizeof what, "%s, queue %u, %u clusters: a chain", rts[r], depth,
