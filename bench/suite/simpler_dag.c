@@ -217,11 +217,12 @@ int main(int argc, char **argv)
                           : "");
     int len = snprintf(extra, sizeof extra,
                        "clusters=%u sched=%u build_ns=%llu upload_ns=%llu device_ns=%llu "
-                       "wall_ns=%llu edges=%llu orch_ns=%llu patch_bytes=%llu",
+                       "wall_ns=%llu edges=%llu orch_ns=%llu patch_bytes=%llu chained=%llu",
                        h.clusters, h.sched, (unsigned long long)st.build_ns,
                        (unsigned long long)st.upload_ns, (unsigned long long)st.device_ns,
                        (unsigned long long)wall, (unsigned long long)st.edges,
-                       (unsigned long long)st.orch_ns, (unsigned long long)st.patch_bytes);
+                       (unsigned long long)st.orch_ns, (unsigned long long)st.patch_bytes,
+                       (unsigned long long)st.chained);
     if (o.real)
         snprintf(extra + len, sizeof extra - (size_t)len, " residual=%.3g gflops=%.2f", res,
                  (double)o.n * o.n * o.n / 3.0 / (double)ns);

@@ -79,6 +79,7 @@ typedef struct sp_run_stats {
     uint32_t replay;            /* SP_RUN_FRESH / SP_RUN_RECORDED / SP_RUN_REPLAYED */
     uint32_t skipped;           /* predicated tasks retired without running */
     uint64_t patch_bytes;       /* replayed: bytes uploaded for the patch (hbg) or stream (tmr) */
+    uint64_t chained;           /* tasks queued on a core behind their last unfinished producer */
 } sp_run_stats;
 
 /* sp_run_stats.replay. */

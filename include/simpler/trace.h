@@ -42,8 +42,13 @@ typedef struct sp_trace_record {
     uint8_t kind;         /* SP_TRACE_* kind */
     uint8_t shape;        /* sp_task_shape */
     uint8_t lane;         /* 0 AIC, 1 AIV0, 2 AIV1 */
-    uint8_t reserved;
+    uint8_t flags;        /* SP_TRACE_F_* */
 } sp_trace_record;
+
+/* sp_trace_record.flags. CHAINED: a slice queued on its core behind its
+ * last producer before that producer finished (chained dispatch): its
+ * dispatch may precede the time it became ready, never its start. */
+#define SP_TRACE_F_CHAINED 0x1u
 
 _Static_assert(sizeof(sp_trace_record) == 56, "sp_trace_record is a 56-byte POD");
 

@@ -369,10 +369,11 @@ static PyStructSequence_Field stats_fields[] = {
                "was kept) or 'replayed' (a recorded graph ran: no orchestration)"},
     {"skipped", "predicated tasks retired without running"},
     {"patch_bytes", "replayed: bytes uploaded for the patch (hbg) or the stream (tmr)"},
+    {"chained", "tasks queued on a core behind their last unfinished producer"},
     {NULL, NULL},
 };
 
-#define SPY_STATS_FIELDS 11
+#define SPY_STATS_FIELDS 12
 
 static PyStructSequence_Desc stats_desc = {
     "simpler.RunStats",
@@ -400,7 +401,8 @@ PyObject *spy_run_stats_new(const sp_run_stats *st)
                                           st->first_complete_ns,
                                           0,
                                           st->skipped,
-                                          st->patch_bytes};
+                                          st->patch_bytes,
+                                          st->chained};
     for (int i = 0; i < SPY_STATS_FIELDS; i++) {
         PyObject *n;
         if (i == 8) /* replay: its name; a value this binding does not know as a number */

@@ -390,6 +390,8 @@ const char *sp__fault_name(int sig)
         return "abandoned";
     if (sig == SP_FAULT_EXITED)
         return "thread exit";
+    if (sig == SP_FAULT_UPSTREAM)
+        return "not run: the payload ahead of it faulted";
     switch (sig) {
     case SIGSEGV:
         return "SIGSEGV";

@@ -46,6 +46,9 @@
  * replaced; EXITED: the kernel ended its own thread (pthread_exit). */
 #define SP_FAULT_ABANDONED 0x10001
 #define SP_FAULT_EXITED 0x10002
+/* Not run: an SP_PAYLOAD_CHAINED payload whose predecessor on its core
+ * faulted (the run already failed with that fault). */
+#define SP_FAULT_UPSTREAM 0x10003
 
 struct sp__fault_guard;
 

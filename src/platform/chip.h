@@ -51,6 +51,11 @@ typedef struct sp_chip_payload {
 /* The core stamps when it starts and ends this payload (sp_chip_core_times);
  * set only when tracing, since reading the clock costs the core time. */
 #define SP_PAYLOAD_TIMED 0x1u
+/* The payload depends on the one queued just before it on this core (a
+ * consumer queued behind its producer, as a stream orders its work): if
+ * that ticket ended with a fault, this one does not run and finishes with
+ * SP_FAULT_UPSTREAM, so a consumer never reads a crashed producer's output. */
+#define SP_PAYLOAD_CHAINED 0x2u
 
 /* Tickets wrap at 30 bits: the next ticket is (t + 1) & SP_CHIP_TICKET_MASK. */
 #define SP_CHIP_TICKET_MASK 0x3fffffffu

@@ -106,6 +106,8 @@ static void task_event(json_out *j, trace_model *m, const sp_trace_record *r)
         tm_span_us(r->dispatch_ns, r->start_ns), t->critical ? "true" : "false");
     if (r->submit_ns)
         fprintf(j->f, ",\"submit_us\":%.3f", tm_us(m, r->submit_ns));
+    if (r->flags & SP_TRACE_F_CHAINED)
+        fputs(",\"chained\":true", j->f);
     fputs("}}", j->f);
 }
 

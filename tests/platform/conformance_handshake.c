@@ -4,10 +4,12 @@
  * every core must run kernels as itself (id, type, cluster). */
 #include <criterion/criterion.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 
 #include "../kernels/chip_probe.h"
 #include "chip_test_support.h"
+#include "common/fault.h"
 #include "platform/chip.h"
 
 #define DISPATCHES 100000u
@@ -389,4 +391,95 @@ Test(chip_handshake, queued_payloads_run_in_ticket_order, .timeout = 60)
 Test(chip_handshake, a_queue_of_one_still_runs_everything, .timeout = 60)
 {
     run_queue_test(1);
+}
+
+/* A chained payload (SP_PAYLOAD_CHAINED: a consumer queued behind its
+ * producer) does not run when the payload ahead of it on its core faulted:
+ * it finishes with SP_FAULT_UPSTREAM, and so does a chained one behind it;
+ * an unchained payload after them runs as usual, and so does a chained one
+ * behind a payload that ran clean. */
+typedef struct chained_ctx {
+    uint64_t crash_fn, order_fn, order_args;
+    uint64_t deadline_ns;
+    int32_t fault[5]; /* host-visible: each ticket's fault */
+} chained_ctx;
+
+static int chained_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
+{
+    (void)index, (void)count;
+    chained_ctx *cc = dev_ctx;
+    uint32_t core = sp_chip_core_count(chip) - 1;
+    sp_chip_payload crash = {.fn = (sp_kernel_fn)(uintptr_t)cc->crash_fn, .block_num = 1};
+    sp_chip_payload p[5] = {crash};
+    for (int k = 1; k < 5; k++)
+        p[k] = (sp_chip_payload){.fn = (sp_kernel_fn)(uintptr_t)cc->order_fn,
+                                 .args = (const uint64_t *)(uintptr_t)cc->order_args,
+                                 .task_id = 100 + (uint64_t)k,
+                                 .block_num = 1,
+                                 .flags = k == 3 ? 0 : SP_PAYLOAD_CHAINED};
+    uint32_t first = 0;
+    for (int k = 0; k < 5; k++) {
+        /* One at a time: the test holds for a queue of any depth. */
+        while (sp_chip_core_pending(chip, core) >= sp_chip_core_queue_depth(chip)) {
+            uint32_t snap = sp_chip_event_snapshot(chip);
+            if (sp_chip_core_pending(chip, core) >= sp_chip_core_queue_depth(chip) &&
+                sp_chip_event_wait(chip, snap, cc->deadline_ns) == SP_ETIMEOUT)
+                return SP_ETIMEOUT;
+        }
+        uint32_t t = sp_chip_dispatch(chip, core, &p[k]);
+        if (k == 0)
+            first = t;
+    }
+    uint32_t snap = sp_chip_event_snapshot(chip);
+    while (!sp_chip_core_idle(chip, core)) {
+        if (sp_chip_event_wait(chip, snap, cc->deadline_ns) == SP_ETIMEOUT)
+            return SP_ETIMEOUT;
+        snap = sp_chip_event_snapshot(chip);
+    }
+    for (uint32_t k = 0; k < 5; k++)
+        cc->fault[k] = sp_chip_core_fault(chip, core, (first + k) & SP_CHIP_TICKET_MASK);
+    return 0;
+}
+
+static void run_chained_test(uint32_t depth)
+{
+    sp_device_options opt = {.settings = {.sim = {.core_queue = depth}}};
+    sp_device *dev = NULL;
+    cr_assert_eq(sp_device_open(0, &opt, &dev), SP_OK);
+    sp_kernel_binary *kc = load_test_kernel(dev, "fault_kernels.so", "fault_segv");
+    sp_kernel_binary *ko = load_test_kernel(dev, "chip_probe.so", "chip_order");
+    uint64_t log = dev_alloc_zeroed(dev, 16 * sizeof(uint32_t));
+    uint64_t order_argv[2] = {log, log + 12 * sizeof(uint32_t)};
+    uint64_t order_args = dev_upload(dev, order_argv, sizeof order_argv);
+    chained_ctx cc = {.crash_fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(kc),
+                      .order_fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(ko),
+                      .order_args = order_args,
+                      .deadline_ns = DEADLINE_MS(30000)};
+    uint64_t ctx = dev_upload(dev, &cc, sizeof cc);
+    launch_and_wait(dev, chained_scheduler, ctx, 1, 45000);
+    chained_ctx back;
+    dev_download(dev, &back, ctx, sizeof back);
+    cr_expect_eq(back.fault[0], SIGSEGV, "depth %u: the crash is reported", depth);
+    cr_expect_eq(back.fault[1], SP_FAULT_UPSTREAM, "depth %u: chained behind a crash", depth);
+    cr_expect_eq(back.fault[2], SP_FAULT_UPSTREAM, "depth %u: chained behind a skip", depth);
+    cr_expect_eq(back.fault[3], 0, "depth %u: unchained", depth);
+    cr_expect_eq(back.fault[4], 0, "depth %u: chained behind a clean run", depth);
+    uint32_t order[16];
+    dev_download(dev, order, log, sizeof order);
+    cr_expect_eq(order[12], 2u, "depth %u: only the two payloads after a clean one ran", depth);
+    cr_expect_eq(order[0], 103u);
+    cr_expect_eq(order[1], 104u);
+    sp_device_free(dev, ctx);
+    sp_device_free(dev, order_args);
+    sp_device_free(dev, log);
+    sp_kernel_binary_unload(ko);
+    sp_kernel_binary_unload(kc);
+    sp_device_close(dev);
+}
+
+Test(chip_handshake, a_chained_payload_does_not_run_after_a_fault, .timeout = 60)
+{
+    run_chained_test(1);
+    run_chained_test(4);
+    run_chained_test(8);
 }

@@ -372,9 +372,11 @@ def test_run_stats_is_a_struct_sequence(worker, vec):
     assert isinstance(st, simpler.RunStats)
     assert st._fields if hasattr(st, "_fields") else True
     assert st.tasks == st[0] == 5
-    assert len(st) == 11 and st.device_ns > 0
+    assert len(st) == 12 and st.device_ns > 0
     # issue 16's fields: a run without replay is fresh, nothing skipped or patched
-    assert (st.replay, st.skipped, st.patch_bytes) == ("fresh", 0, 0) == tuple(st[8:])
+    assert (st.replay, st.skipped, st.patch_bytes) == ("fresh", 0, 0) == tuple(st[8:11])
+    # issue 18's: tasks queued behind their producer on its core (a count)
+    assert st.chained == st[11] >= 0
 
 
 def test_worker_surface(worker):

@@ -114,7 +114,14 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
     atomic_store_explicit(&core->status, SIM_STATUS_ACK | n, memory_order_release);
     uint64_t t0 = p.flags & SP_PAYLOAD_TIMED ? sp__ticks() : 0;
     int fault = 0;
-    if (p.fn) {
+    /* A chained payload follows the ticket before it only if that one ran
+     * clean. Its result was written by this thread, or by the one that
+     * abandoned it before starting this thread; the queue wraps onto its
+     * slot only after this ticket. */
+    if ((p.flags & SP_PAYLOAD_CHAINED) &&
+        core->result[((n - 1) & SIM_SEQ_MASK) % SIM_QUEUE_MAX].fault)
+        fault = SP_FAULT_UPSTREAM;
+    else if (p.fn) {
         ctx->block_idx = p.block_idx;
         ctx->block_num = p.block_num;
         ctx->sub_block = p.sub_block;

@@ -3,7 +3,12 @@
  * takes a whole idle cluster, AIC blocks an AIC lane's core, AIV blocks the
  * AIV lanes' cores). The cluster's shape — how many lanes, each lane's core
  * kind, which core is which lane — is the chip's geometry (data, read at
- * init), not a constant. Each runtime supplies its task storage through a hooks table;
+ * init), not a constant. A core's queue runs in ticket order, so a consumer
+ * whose only unfinished producer is the last payload queued on a core may
+ * be queued right behind it before it finishes (the hooks' `follow`): a
+ * chain runs on one core with no round trip through the scheduler per
+ * edge, and its bookkeeping is still done here, at each reap, in order.
+ * Each runtime supplies its task storage through a hooks table;
  * the table is a compile-time constant, so the calls inline. Device-side:
  * only the chip's registers and the runtime's device memory are touched. */
 #ifndef RT_DEVICE_SCHED_PASS_H
@@ -56,7 +61,20 @@ typedef struct rt_sched_hooks {
     void (*fault)(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran_ns);
     /* The run has failed: ready blocks are finished without running. */
     bool (*failed)(void *rt);
+    /* Optional (NULL: never). `task` is the last payload queued on a core
+     * of queue q's kind and has not finished; find a consumer that may run
+     * right behind it there: `task` is one block and not MIX; the consumer
+     * is one block of q's shape with a kernel for lane `lane`, no
+     * predicate, fully submitted, and `task` is the only producer it still
+     * waits for. Claim it (its producers' completions then no longer make
+     * it ready) and return RT_FOLLOW_FOUND with *next; its completion
+     * comes from its reap, after `task`'s. *cursor (0 when `task` became
+     * the tail) is the runtime's place in its scan. RT_FOLLOW_LATER: none
+     * now, ask again; RT_FOLLOW_NEVER: none from this task. */
+    int (*follow)(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next);
 } rt_sched_hooks;
+
+enum { RT_FOLLOW_NEVER = 0, RT_FOLLOW_LATER = 1, RT_FOLLOW_FOUND = 2 };
 
 /* Payloads the scheduler keeps queued per core, at most (the chip's depth
  * may be smaller). */
@@ -106,6 +124,16 @@ typedef struct rt_sched {
     uint64_t cpu_at[RT_SCHED_MAX_CORES];
     uint64_t cpu_check[RT_SCHED_MAX_CORES];
     uint64_t wake_by; /* a runtime's own deadline for the idle wait (0: none) */
+    /* Following (hooks->follow): per core, whether its last queued task
+     * may still have a consumer to queue behind it, the runtime's cursor
+     * in that task's consumers, and the pass that last found none there
+     * (asked again at the next pass, not at every level of this one);
+     * tasks this thread queued so. */
+    bool follow_open[RT_SCHED_MAX_CORES];
+    uint32_t follow_at[RT_SCHED_MAX_CORES];
+    uint32_t follow_none[RT_SCHED_MAX_CORES];
+    uint32_t pass_no;
+    uint64_t chained;
 } rt_sched;
 
 /* How long an interrupted kernel has to answer before its core is
@@ -170,7 +198,11 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
     for (uint32_t i = 0; i < s->lanes * s->clusters && i < RT_SCHED_MAX_CORES; i++) {
         s->sent[i] = s->reaped[i] = s->first[i] = sp_chip_core_finished(chip, i);
         s->interrupted[i] = s->abandoned[i] = false;
+        s->follow_open[i] = false;
+        s->follow_none[i] = 0;
     }
+    s->pass_no = 1;
+    s->chained = 0;
     for (uint32_t c = 0; c < RT_SCHED_MAX_CLUSTERS; c++) {
         s->lanes_left[c] = 0;
         s->mix_cluster[c] = false;
@@ -212,23 +244,63 @@ static inline bool rt_sched_busy(const rt_sched *s)
     return false;
 }
 
-/* Queue (task, block) on `core`; false if the lane has nothing to run. */
-static inline bool rt_sched_dispatch(rt_sched *s, const rt_sched_hooks *h, void *rt, uint32_t core,
-                                     uint64_t task, uint32_t block, int lane)
+/* Queue (task, block) on `core` with payload `flags`; false if the lane
+ * has nothing to run. */
+static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h, void *rt,
+                                           uint32_t core, uint64_t task, uint32_t block, int lane,
+                                           uint32_t flags)
 {
     sp_chip_payload p;
     if (!h->payload(rt, task, block, lane, &p))
         return false;
+    p.flags |= flags;
     uint32_t slot = rt_sched_next_ticket(s->sent[core]) % RT_SCHED_QUEUE_MAX;
-    if (s->trace)
-        s->slice[core][slot] = rt_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
+    if (s->trace) {
+        sp_trace_record *r = rt_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
+        if (r && (flags & SP_PAYLOAD_CHAINED))
+            r->flags |= SP_TRACE_F_CHAINED;
+        s->slice[core][slot] = r;
+    }
     if (!rt_sched_inflight(s, core)) {
         s->started[core] = s->now;
         s->interrupted[core] = s->abandoned[core] = false;
     }
     s->task[core][slot] = task;
     s->lane[core][slot] = (uint8_t)lane;
+    s->follow_open[core] = h->follow != NULL;
+    s->follow_at[core] = 0;
+    s->follow_none[core] = 0; /* a new tail: ask about it in this pass too */
     s->sent[core] = sp_chip_dispatch(s->chip, core, &p);
+    return true;
+}
+
+static inline bool rt_sched_dispatch(rt_sched *s, const rt_sched_hooks *h, void *rt, uint32_t core,
+                                     uint64_t task, uint32_t block, int lane)
+{
+    return rt_sched_dispatch_flags(s, h, rt, core, task, block, lane, 0);
+}
+
+/* Queue a consumer of `core`'s last queued task (unfinished: the core has
+ * payloads in flight) right behind it, on lane l of its cluster. Chained:
+ * it does not run if that task faults. */
+static inline bool rt_sched_follow(rt_sched *s, const rt_sched_hooks *h, void *rt, uint32_t core,
+                                   uint32_t l)
+{
+    if (h->failed(rt)) {
+        s->follow_open[core] = false;
+        return false;
+    }
+    uint64_t tail = s->task[core][s->sent[core] % RT_SCHED_QUEUE_MAX], next;
+    int lane = s->lane_task[l];
+    int r = h->follow(rt, tail, s->lane_queue[l], lane, &s->follow_at[core], &next);
+    if (r != RT_FOLLOW_FOUND) {
+        s->follow_open[core] = r == RT_FOLLOW_LATER;
+        s->follow_none[core] = s->pass_no;
+        return false;
+    }
+    /* The hook checked the lane has a kernel: this dispatch happens. */
+    rt_sched_dispatch_flags(s, h, rt, core, next, 0, lane, SP_PAYLOAD_CHAINED);
+    s->chained++;
     return true;
 }
 
@@ -350,10 +422,6 @@ static inline bool rt_sched_reap(rt_sched *s, const rt_sched_hooks *h, void *rt,
     return true;
 }
 
-/* One pass over this thread's clusters: reap every core, then fill queues
- * breadth first — every core's first slot before anyone's second, so ready
- * work spreads over idle cores before it queues behind busy ones. Returns
- * true if anything happened. */
 /* True if no core of cluster c has anything in flight. */
 static inline bool rt_sched_cluster_idle(const rt_sched *s, uint32_t c)
 {
@@ -363,15 +431,25 @@ static inline bool rt_sched_cluster_idle(const rt_sched *s, uint32_t c)
     return true;
 }
 
+/* One pass over this thread's clusters: reap every core, then fill queues
+ * breadth first — every core's first slot before anyone's second, so ready
+ * work spreads over idle cores before it queues behind busy ones. A core
+ * with room whose last task has a consumer that may follow it takes that
+ * consumer first: it is on the critical path, and its inputs are the
+ * core's own last outputs. Returns true if anything happened. */
 static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
 {
     bool progress = false;
     const uint32_t C = s->clusters, L = s->lanes;
+    if (++s->pass_no == 0) /* 0 is "never": skip it at the wrap */
+        s->pass_no = 1;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
         for (uint32_t l = 0; l < L; l++)
             progress |= rt_sched_reap(s, h, rt, c, s->core[c][l]);
     bool more[SP_QUEUES] = {true, true, true, true};
     for (uint32_t level = 1; level <= s->depth; level++) {
+        /* A core that may still take a follower at the next level. */
+        bool followers = false;
         for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
             const uint32_t *cores = s->core[c];
             uint64_t task;
@@ -395,20 +473,34 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
             }
             if (s->mix_cluster[c])
                 continue;
-            /* Each lane takes a block of its core kind's queue. */
+            /* Each lane takes a follower of its last task, or a block of
+             * its core kind's queue. */
             for (uint32_t l = 0; l < L; l++) {
                 int q = s->lane_queue[l];
-                if (!more[q] || rt_sched_inflight(s, cores[l]) >= level)
+                uint32_t k = cores[l], in = rt_sched_inflight(s, k);
+                if (in >= level) {
+                    /* Not tried yet: it may take one at a later level. */
+                    followers |= h->follow && s->follow_open[k] && in < s->depth &&
+                                 s->follow_none[k] != s->pass_no;
+                    continue;
+                }
+                if (h->follow && in && s->follow_open[k] && s->follow_none[k] != s->pass_no &&
+                    rt_sched_follow(s, h, rt, k, l)) {
+                    progress = followers = true;
+                    continue;
+                }
+                if (!more[q])
                     continue;
                 if (!rt_sched_pop(h, rt, q, &task, &block)) {
                     more[q] = false;
                     continue;
                 }
-                rt_sched_dispatch(s, h, rt, cores[l], task, block, s->lane_task[l]);
+                rt_sched_dispatch(s, h, rt, k, task, block, s->lane_task[l]);
                 progress = true;
+                followers |= h->follow != NULL;
             }
         }
-        if (!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX])
+        if (!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX] && !followers)
             break;
     }
     if (s->timeout_ns && (++s->passes & 1023) == 0)

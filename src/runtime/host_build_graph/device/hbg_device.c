@@ -108,21 +108,28 @@ static void complete_task(hbg_rt *r, uint32_t task)
 
 /* A predicated task's verdict, decided at the first pop of any of its
  * blocks and kept: every block follows it, even if a block that runs
- * changes the element. Relaxed: the verdict is the only thing published
- * (the element's writers were ordered before by the queue hand-off), and
- * it changes once, from UNDECIDED, so a failed CAS reads the winner's. */
+ * changes the element. Only the thread that moves the state from
+ * UNDECIDED to DECIDING reads the element; another scheduler popping a
+ * block meanwhile waits the few instructions until the verdict is out. So
+ * no block is dispatched (and no kernel of the task, which may write the
+ * element, runs) before the one read: release on the verdict, acquire on
+ * reading it. */
 static bool pred_skips(const hbg_rt *r, hbg_task *t)
 {
-    uint8_t st = atomic_load_explicit(&t->pred_state, memory_order_relaxed);
-    if (st == HBG_PRED_UNDECIDED) {
+    uint8_t st = atomic_load_explicit(&t->pred_state, memory_order_acquire);
+    if (st == HBG_PRED_UNDECIDED &&
+        atomic_compare_exchange_strong_explicit(&t->pred_state, &st, HBG_PRED_DECIDING,
+                                                memory_order_acquire, memory_order_acquire)) {
+        /* The element's writers were ordered before by the queue hand-off;
+         * the verdict's release store publishes the decision. */
         uint64_t addr = r->args[HBG_PRED_ADDR_WORD(t->args_begin)];
         int64_t value = (int64_t)r->args[HBG_PRED_VALUE_WORD(t->args_begin)];
-        uint8_t v =
-            rt_pred_holds(addr, t->pred_dtype, t->pred_op, value) ? HBG_PRED_RUN : HBG_PRED_SKIP;
-        st = atomic_compare_exchange_strong_explicit(&t->pred_state, &st, v, memory_order_relaxed,
-                                                     memory_order_relaxed)
-                 ? v
-                 : st;
+        st = rt_pred_holds(addr, t->pred_dtype, t->pred_op, value) ? HBG_PRED_RUN : HBG_PRED_SKIP;
+        atomic_store_explicit(&t->pred_state, st, memory_order_release);
+    }
+    while (st == HBG_PRED_DECIDING) {
+        sp__cpu_relax();
+        st = atomic_load_explicit(&t->pred_state, memory_order_acquire);
     }
     return st == HBG_PRED_SKIP;
 }
@@ -199,6 +206,50 @@ static void hook_block_done(void *rt, uint64_t task)
         complete_task(r, (uint32_t)task);
 }
 
+/* Fan-out entries a follow scans again on each pass at most. */
+#define HBG_FOLLOW_RESCAN 16
+
+/* A consumer of `task` (the unfinished tail of a core of queue q's kind)
+ * to queue right behind it: see rt_sched_hooks.follow. fanin_left == 1
+ * means `task` is the only producer left (it is one of them and has not
+ * completed); the CAS claims the consumer against `task`'s own completion
+ * (which then finds the count not at 1) and another scheduler's follow.
+ * Acquire: the other producers' releases of the count happen before the
+ * dispatch that publishes the consumer to the core. */
+static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next)
+{
+    hbg_rt *r = rt;
+    const hbg_task *t = &r->tasks[task];
+    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX)
+        return RT_FOLLOW_NEVER;
+    const uint32_t *fanout = r->fanout + t->fanout_begin;
+    bool waiting = false; /* a consumer of the right shape still waits for another producer */
+    for (uint32_t i = *cursor; i < t->fanout_count; i++) {
+        hbg_task *ct = &r->tasks[fanout[i]];
+        if (ct->block_num != 1 || rt_queue_of_shape(ct->shape) != q ||
+            ct->pred_op != SP_PRED_NONE || ct->kernel[lane] < 0) {
+            if (!waiting)
+                *cursor = i + 1; /* never this one: the next scan starts past it */
+            continue;
+        }
+        uint32_t one = 1;
+        /* Relaxed pre-check: the CAS decides; this only skips its cost. */
+        if (atomic_load_explicit(&ct->fanin_left, memory_order_relaxed) == 1 &&
+            atomic_compare_exchange_strong_explicit(&ct->fanin_left, &one, 1u | HBG_FANIN_CHAINED,
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            *next = fanout[i];
+            return RT_FOLLOW_FOUND;
+        }
+        waiting = true;
+    }
+    /* A consumer still waiting for another producer may be left with this
+     * one alone before it finishes: look again next pass, while the rest
+     * of the list is short enough to scan each time. Otherwise it is made
+     * ready by the last completion, as usual. */
+    return waiting && t->fanout_count - *cursor <= HBG_FOLLOW_RESCAN ? RT_FOLLOW_LATER
+                                                                     : RT_FOLLOW_NEVER;
+}
+
 static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *rec)
 {
     hbg_rt *r = rt;
@@ -254,6 +305,7 @@ static const rt_sched_hooks hbg_hooks = {
     .describe = hook_describe,
     .fault = hook_fault,
     .failed = hook_failed,
+    .follow = hook_follow,
 };
 
 static const rt_sched_loop_hooks hbg_loop = {
@@ -353,5 +405,8 @@ int hbg_device_main(sp_chip *chip, void *dev_ctx, uint32_t ti, uint32_t tn)
         r.tw = &tw;
     }
     rt_sched_loop(&s, &hbg_loop, &r, &tw);
+    /* Relaxed: a statistic the host reads after the launch completed. */
+    if (s.chained)
+        atomic_fetch_add_explicit(&img->chained, (uint32_t)s.chained, memory_order_relaxed);
     return atomic_load_explicit(&img->error, memory_order_acquire);
 }

@@ -21,7 +21,7 @@
 #include "simpler/types.h"
 
 #define HBG_IMAGE_MAGIC 0x4547414d49474248ull /* "HBGIMAGE" */
-#define HBG_IMAGE_VERSION 4u                  /* 3: predicates; 4: replay's reset */
+#define HBG_IMAGE_VERSION 5u /* 3: predicates; 4: replay's reset; 5: chained count */
 
 /* Ready queues: one per dispatch shape, and one for dummy tasks (completed
  * by whichever scheduler pops them, without a core); indexed by SP_Q_*. */
@@ -52,15 +52,20 @@ typedef struct hbg_task {
     /* HBG_PRED_UNDECIDED until the first pop of one of its blocks decides
      * (a CAS: every block follows the one verdict); a replay resets it. */
     _Atomic uint8_t pred_state;
-    _Atomic uint32_t fanin_left;  /* producers not yet complete */
+    _Atomic uint32_t fanin_left;  /* producers not yet complete, | HBG_FANIN_CHAINED */
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block index to dispatch */
     uint32_t check_mask;          /* checking mode: arguments whose red zones completion verifies */
     uint32_t fanin_init;          /* producers: a replayed image resets fanin_left to it */
 } hbg_task;
 
+/* In fanin_left: the task was queued on a core behind its last producer
+ * (sched_pass.h, follow) and its producers' completions must not queue it
+ * again; the count below it still runs down to 0. */
+#define HBG_FANIN_CHAINED 0x80000000u
+
 /* hbg_task.pred_state. */
-enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2 };
+enum { HBG_PRED_UNDECIDED = 0, HBG_PRED_RUN = 1, HBG_PRED_SKIP = 2, HBG_PRED_DECIDING = 3 };
 
 /* A predicated task's predicate lies in args[], in the HBG_PRED_WORDS
  * words just before its arguments (so a task without one pays nothing):
@@ -105,6 +110,7 @@ typedef struct hbg_image {
     _Alignas(64) sp__waitword reset_gate;    /* threads done with the reset */
     _Alignas(64) _Atomic uint32_t completed; /* tasks complete */
     _Atomic uint32_t skipped;                /* of them, predicated off (sp_run_stats.skipped) */
+    _Atomic uint32_t chained;                /* of them, queued behind a producer (stats) */
     _Alignas(64) _Atomic int32_t error;      /* first device-side error */
     rt_fault_report fault;                   /* the first kernel fault, if any */
     rt_overrun_report overrun;               /* checking mode: the first red zone damaged */

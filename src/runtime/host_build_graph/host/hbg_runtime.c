@@ -505,11 +505,16 @@ static void run_stats(const rt_run *r, sp_run_stats *out)
     out->upload_ns = r->upload_ns;
     out->device_ns = r->h.device_ns;
     out->image_bytes = r->image_bytes;
-    uint32_t skipped;
-    if (r->pred_tasks && sp_host_copy_from_device(r->h.api, &skipped,
-                                                  r->h.arena.image + offsetof(hbg_image, skipped),
-                                                  sizeof skipped) == SP_OK)
-        out->skipped = skipped;
+    /* The two device counters sit side by side: one copy for both. */
+    _Static_assert(offsetof(hbg_image, chained) == offsetof(hbg_image, skipped) + 4,
+                   "hbg_image: skipped and chained adjacent");
+    uint32_t counts[2];
+    if ((r->pred_tasks || r->edge_count) &&
+        sp_host_copy_from_device(r->h.api, counts, r->h.arena.image + offsetof(hbg_image, skipped),
+                                 sizeof counts) == SP_OK) {
+        out->skipped = counts[0];
+        out->chained = counts[1];
+    }
 }
 
 static int run_trace(rt_run *r, sp_run_trace *io)

@@ -35,9 +35,17 @@ enum { TMR_SLOT_FREE = 0, TMR_SLOT_PENDING = 1, TMR_SLOT_COMPLETE = 2 };
  * consumer's slot: slot (n / TMR_MAX_HOLDS), entry (n % TMR_MAX_HOLDS). */
 #define TMR_FANOUT_CLOSED 1ull
 
+/* In fanin_left: the task was queued on a core behind its last producer
+ * (sched_pass.h, follow) and that producer's completion must not queue it
+ * again; the count below it still runs down to 0. */
+#define TMR_FANIN_CHAINED 0x80000000u
+/* Fan-out nodes a follow looks at (the newest, linked last): a bound on
+ * what an open list costs each pass while its task sits at a core's tail. */
+#define TMR_FOLLOW_SCAN 4
+
 typedef struct tmr_task {
     _Alignas(64) _Atomic uint64_t fanout_head;
-    _Atomic uint32_t fanin_left;  /* producers not complete, +1 while submitting */
+    _Atomic uint32_t fanin_left;  /* producers not complete, +1 while submitting; | CHAINED */
     _Atomic uint32_t blocks_left; /* blocks not yet finished */
     _Atomic uint32_t next_block;  /* next block to hand out */
     _Atomic uint32_t refs;        /* scope + holders + its own completion */
@@ -151,6 +159,7 @@ typedef struct tmr_ctl {
     _Alignas(64) _Atomic int64_t submitted; /* tasks ids below this exist */
     _Alignas(64) _Atomic int64_t completed;
     _Atomic uint64_t skipped;             /* of them, predicated off (sp_run_stats.skipped) */
+    _Atomic uint64_t chained;             /* of them, queued behind a producer (stats) */
     _Alignas(64) _Atomic int64_t retired; /* watermark: slots below are free */
     _Alignas(64) _Atomic uint32_t booted; /* the orchestrator has laid out the rings */
     _Atomic uint32_t orch_done;

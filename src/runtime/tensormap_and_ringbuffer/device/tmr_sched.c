@@ -182,6 +182,46 @@ static void hook_block_done(void *rt, uint64_t task)
         complete_task(r, (int64_t)task);
 }
 
+/* A consumer of `task` (the unfinished tail of a core of queue q's kind)
+ * to queue right behind it: see rt_sched_hooks.follow. The fan-out list
+ * is open (only `task`'s completion, on this thread, closes it) and grows
+ * at its head while the orchestrator links consumers, so each call looks
+ * at the newest TMR_FOLLOW_SCAN nodes and answers LATER, not NEVER. A
+ * linked consumer cannot complete (nor its slot be reused) before `task`
+ * does. fanin_left == 1 means it is fully submitted (the submit guard is
+ * gone) and `task` is its only producer left; the CAS claims it against
+ * `task`'s completion and other schedulers. Acquire: the other producers'
+ * releases of the count happen before the dispatch that publishes it. */
+static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next)
+{
+    (void)cursor;
+    tmr_rt *r = rt;
+    tmr_ctl *c = r->c;
+    const tmr_task *t = tmr_slot(c, (int64_t)task);
+    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX)
+        return RT_FOLLOW_NEVER;
+    /* Acquire: pairs with the link's release CAS: the consumer's slot and
+     * its node_next entries are visible. */
+    uint64_t h = atomic_load_explicit(&t->fanout_head, memory_order_acquire) >> 1;
+    for (int n = 0; h && n < TMR_FOLLOW_SCAN; n++) {
+        uint64_t node = h - 1;
+        tmr_task *ct = &c->slots[node / TMR_MAX_HOLDS];
+        h = ct->node_next[node % TMR_MAX_HOLDS] >> 1;
+        if (ct->block_num != 1 || rt_queue_of_shape(ct->shape) != q ||
+            ct->pred_op != SP_PRED_NONE || ct->kernel[lane] < 0)
+            continue;
+        uint32_t one = 1;
+        /* Relaxed pre-check: the CAS decides; this only skips its cost. */
+        if (atomic_load_explicit(&ct->fanin_left, memory_order_relaxed) == 1 &&
+            atomic_compare_exchange_strong_explicit(&ct->fanin_left, &one, 1u | TMR_FANIN_CHAINED,
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            *next = (uint64_t)ct->id;
+            return RT_FOLLOW_FOUND;
+        }
+    }
+    return RT_FOLLOW_LATER;
+}
+
 static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *rec)
 {
     tmr_rt *r = rt;
@@ -274,6 +314,7 @@ static const rt_sched_hooks tmr_hooks = {
     .describe = hook_describe,
     .fault = hook_fault,
     .failed = hook_failed,
+    .follow = hook_follow,
 };
 
 static const rt_sched_loop_hooks tmr_loop = {
@@ -307,6 +348,9 @@ static int schedule(tmr_ctl *c, sp_chip *chip, uint32_t ti, uint32_t tn)
     if (tw.buf)
         s.trace = r.tw = &tw;
     rt_sched_loop(&s, &tmr_loop, &r, &tw);
+    /* Relaxed: a statistic the host reads after the launch completed. */
+    if (s.chained)
+        atomic_fetch_add_explicit(&c->chained, s.chained, memory_order_relaxed);
     /* A kernel fault recorded by any thread is the launch's result too. */
     return atomic_load_explicit(&c->error, memory_order_acquire);
 }

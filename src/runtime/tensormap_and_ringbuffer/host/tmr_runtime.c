@@ -268,6 +268,7 @@ static void run_stats(const rt_run *r, sp_run_stats *out)
     out->tasks = (uint64_t)atomic_load_explicit(&c->submitted, memory_order_relaxed);
     out->edges = c->edges;
     out->skipped = (uint32_t)atomic_load_explicit(&c->skipped, memory_order_relaxed);
+    out->chained = atomic_load_explicit(&c->chained, memory_order_relaxed);
     if (c->orch_end_ns > r->h.launch_ns)
         out->orch_ns = c->orch_end_ns - r->h.launch_ns;
     uint64_t first = atomic_load_explicit(&c->first_complete_ns, memory_order_relaxed);
