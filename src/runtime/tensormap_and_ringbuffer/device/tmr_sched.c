@@ -79,17 +79,18 @@ static void complete_task(tmr_rt *r, int64_t id)
     uint64_t h =
         atomic_exchange_explicit(&t->fanout_head, TMR_FANOUT_CLOSED, memory_order_acq_rel) >> 1;
     while (h) {
-        uint64_t node = h - 1;
-        tmr_task *consumer = &c->slots[node / TMR_MAX_HOLDS];
+        const tmr_hold *e = tmr_hold_at(c, h - 1);
         /* Read the link before the release below: once its count reaches zero
-         * the consumer may run, finish and have its slot reused. */
-        h = consumer->node_next[node % TMR_MAX_HOLDS] >> 1;
-        int64_t cid = consumer->id;
+         * the consumer may run, finish and have its slot (and extent) reused. */
+        h = e->next >> 1;
+        int64_t cid = e->consumer;
+        tmr_task *consumer = tmr_slot(c, cid);
         if (atomic_fetch_sub_explicit(&consumer->fanin_left, 1, memory_order_acq_rel) == 1)
             tmr_queue_ready(c, r->chip, cid, wake);
     }
     for (uint16_t k = 0; k < t->hold_count; k++)
-        atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k])->refs, 1, memory_order_release);
+        atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k].producer)->refs, 1,
+                                  memory_order_release);
     /* Relaxed: a statistic; only the first completions pay for the clock
      * and the CAS, not every one. */
     uint64_t zero = 0;
