@@ -124,19 +124,26 @@ void sp__wait_adapt_note(sp__wait_adapt *a, const sp__wait_policy *policy, sp__w
 {
     if (!policy)
         policy = &sp__wait_default;
-    /* A wait a spin of the policy's length would have caught argues for a
-     * budget of twice its length (room for the next one to run a little
-     * longer); a longer one for the floor. A quarter of the way each time:
-     * one odd wait does not undo a trend. All relaxed: hints. */
+    /* A wait the spin caught argues for the policy's full spin (spinning
+     * works here: no clock read, and no write once there); one that
+     * outlasted the spin but that a spin of the policy's length would have
+     * caught, for twice its length; a longer one for the floor. A quarter
+     * of the way each time: one odd wait does not undo a trend. All
+     * relaxed: hints. */
     uint32_t cur = adapted_spin(a, policy);
-    uint64_t target = waited_ns <= policy->spin_ns ? 2 * waited_ns : 0;
+    uint64_t target = end == SP_WAIT_END_SPIN        ? policy->spin_ns
+                      : waited_ns <= policy->spin_ns ? 2 * waited_ns
+                                                     : 0;
     uint32_t lo = spin_floor(policy);
     if (target < lo)
         target = lo;
     if (target > policy->spin_ns)
         target = policy->spin_ns;
     int64_t next = (int64_t)cur + ((int64_t)target - (int64_t)cur) / 4;
-    atomic_store_explicit(&a->spin_ns, (uint32_t)next, memory_order_relaxed);
+    if (target == policy->spin_ns && cur + 4 > target)
+        next = target; /* the quarter steps would stop short of it */
+    if ((uint32_t)next != atomic_load_explicit(&a->spin_ns, memory_order_relaxed))
+        atomic_store_explicit(&a->spin_ns, (uint32_t)next, memory_order_relaxed);
     if (slow_yield) {
         uint32_t b = atomic_load_explicit(&a->backoff, memory_order_relaxed);
         if (b < SP_WAIT_SKIP_FIRST)
@@ -177,6 +184,7 @@ uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wai
     bool crowded =
         policy->awake && atomic_load_explicit(policy->awake, memory_order_relaxed) > policy->cpus;
     uint64_t spin_end = start + (crowded ? 0 : spin_ns);
+    const unsigned look_mask = spin_ns < policy->spin_ns ? 7 : 63;
     uint64_t yield_end = spin_end + yield_ns;
     sp__wait_end end = SP_WAIT_END_SPIN;
     bool slow_yield = false;
@@ -184,10 +192,10 @@ uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wai
         v = sp__waitword_load(w);
         if (v != old)
             goto done;
-        /* Read the clock only every 8 looks: it costs more than a pause,
-         * but a pause can take ~50 ns, and 64 of them would outlast the
-         * short budgets the adaptation picks. */
-        if ((i & 7) == 0) {
+        /* Read the clock only every 64 looks (every 8 under a shortened
+         * budget): it costs more than a pause, but a pause can take ~50 ns,
+         * and 64 of them would outlast the short budgets adaptation picks. */
+        if ((i & look_mask) == 0) {
             uint64_t now = sp_now_ns();
             if (deadline_ns && now >= deadline_ns)
                 goto timeout;
@@ -244,7 +252,8 @@ uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wai
     }
 done:
     if (adapt)
-        sp__wait_adapt_note(adapt, policy, end, sp_now_ns() - start, slow_yield);
+        sp__wait_adapt_note(adapt, policy, end, end == SP_WAIT_END_SPIN ? 0 : sp_now_ns() - start,
+                            slow_yield);
     return v;
 timeout:
     if (adapt)

@@ -41,10 +41,11 @@ typedef struct sp__wait_policy {
  * with sp__wait_adapt_init (zeroed memory starts at the spin floor). */
 typedef struct sp__wait_adapt {
     /* Spin budget in ns, kept within [SP_WAIT_SPIN_FLOOR_NS, policy spin_ns]:
-     * it moves a quarter of the way towards twice the recent waits'
-     * length when they were short enough for a spin to catch them, and
-     * towards the floor when they were not (the thread waited for was off
-     * its CPU: spinning only takes a CPU from it or from whoever runs). */
+     * a quarter of the way towards the policy's spin after a wait the spin
+     * caught, towards twice a wait's length after one that outlasted the
+     * budget but not the policy's spin, and towards the floor after a
+     * longer one (the thread waited for was off its CPU: spinning only
+     * takes a CPU from it or from whoever runs). */
     _Atomic uint32_t spin_ns;
     /* Waits left that skip the yield rung (spin, then park at once), and
      * how many the next skip lasts: a sched_yield that came back after
@@ -72,9 +73,9 @@ typedef enum sp__wait_end {
 
 /* Start `a` at the policy's rungs. */
 void sp__wait_adapt_init(sp__wait_adapt *a, const sp__wait_policy *policy);
-/* Learn from one wait of `waited_ns` that ended as `end`, `slow_yield`
- * if one of its yields was slow. Exposed for the tests of the rule; the
- * adaptive wait calls it itself. */
+/* Learn from one wait of `waited_ns` (unused when it ended in the spin)
+ * that ended as `end`, `slow_yield` if one of its yields was slow. Exposed for the tests of the
+ * rule; the adaptive wait calls it itself. */
 void sp__wait_adapt_note(sp__wait_adapt *a, const sp__wait_policy *policy, sp__wait_end end,
                          uint64_t waited_ns, bool slow_yield);
 

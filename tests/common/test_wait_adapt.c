@@ -43,6 +43,13 @@ Test(wait_adapt, long_waits_shrink_the_spin_to_the_floor_and_short_ones_grow_it_
         sp__wait_adapt_note(&a, &policy, SP_WAIT_END_YIELD, 700, false);
     cr_assert_geq(spin_of(&a), 1400 - 3);
     cr_assert_leq(spin_of(&a), 1400);
+    /* Waits the spin caught: spinning works, back to the policy's rung
+     * (and exactly to it, not short of it by the rounding of the steps). */
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 1000000, false);
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_SPIN, 0, false);
+    cr_assert_eq(spin_of(&a), 2000);
     /* Never above the policy's rung. */
     for (int i = 0; i < 64; i++)
         sp__wait_adapt_note(&a, &policy, SP_WAIT_END_SPIN, 1900, false);
