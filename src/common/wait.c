@@ -92,6 +92,75 @@ uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__w
                                       uint64_t deadline_ns, int *timed_out,
                                       _Atomic uint32_t *park_flag)
 {
+    return sp__waitword_wait_adaptive(w, old, policy, NULL, deadline_ns, timed_out, park_flag);
+}
+
+void sp__wait_adapt_init(sp__wait_adapt *a, const sp__wait_policy *policy)
+{
+    if (!policy)
+        policy = &sp__wait_default;
+    /* Relaxed: before the waiters start (a thread start publishes it). */
+    atomic_store_explicit(&a->spin_ns, policy->spin_ns, memory_order_relaxed);
+    atomic_store_explicit(&a->skip_yield, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->backoff, SP_WAIT_SKIP_FIRST, memory_order_relaxed);
+}
+
+/* The adapted spin budget, within [floor, the policy's rung]. */
+static uint32_t spin_floor(const sp__wait_policy *policy)
+{
+    return policy->spin_ns < SP_WAIT_SPIN_FLOOR_NS ? policy->spin_ns : SP_WAIT_SPIN_FLOOR_NS;
+}
+
+static uint32_t adapted_spin(sp__wait_adapt *a, const sp__wait_policy *policy)
+{
+    /* Relaxed: a hint (sp__wait_adapt). */
+    uint32_t s = atomic_load_explicit(&a->spin_ns, memory_order_relaxed);
+    uint32_t lo = spin_floor(policy);
+    return s < lo ? lo : s > policy->spin_ns ? policy->spin_ns : s;
+}
+
+void sp__wait_adapt_note(sp__wait_adapt *a, const sp__wait_policy *policy, sp__wait_end end,
+                         uint64_t waited_ns, bool slow_yield)
+{
+    if (!policy)
+        policy = &sp__wait_default;
+    /* A wait the spin caught argues for the policy's full spin (spinning
+     * works here: no clock read, and no write once there); one that
+     * outlasted the spin but that a spin of the policy's length would have
+     * caught, for twice its length; a longer one for the floor. A quarter
+     * of the way each time: one odd wait does not undo a trend. All
+     * relaxed: hints. */
+    uint32_t cur = adapted_spin(a, policy);
+    uint64_t target = end == SP_WAIT_END_SPIN        ? policy->spin_ns
+                      : waited_ns <= policy->spin_ns ? 2 * waited_ns
+                                                     : 0;
+    uint32_t lo = spin_floor(policy);
+    if (target < lo)
+        target = lo;
+    if (target > policy->spin_ns)
+        target = policy->spin_ns;
+    int64_t next = (int64_t)cur + ((int64_t)target - (int64_t)cur) / 4;
+    if (target == policy->spin_ns && cur + 4 > target)
+        next = target; /* the quarter steps would stop short of it */
+    if ((uint32_t)next != atomic_load_explicit(&a->spin_ns, memory_order_relaxed))
+        atomic_store_explicit(&a->spin_ns, (uint32_t)next, memory_order_relaxed);
+    if (slow_yield) {
+        uint32_t b = atomic_load_explicit(&a->backoff, memory_order_relaxed);
+        if (b < SP_WAIT_SKIP_FIRST)
+            b = SP_WAIT_SKIP_FIRST;
+        atomic_store_explicit(&a->skip_yield, b, memory_order_relaxed);
+        atomic_store_explicit(&a->backoff, b < SP_WAIT_SKIP_MAX / 2 ? 2 * b : SP_WAIT_SKIP_MAX,
+                              memory_order_relaxed);
+    } else if (end == SP_WAIT_END_YIELD) {
+        /* Yields hand the CPU over briefly again: the next skip starts short. */
+        atomic_store_explicit(&a->backoff, SP_WAIT_SKIP_FIRST, memory_order_relaxed);
+    }
+}
+
+uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
+                                    sp__wait_adapt *adapt, uint64_t deadline_ns, int *timed_out,
+                                    _Atomic uint32_t *park_flag)
+{
     if (!policy)
         policy = &sp__wait_default;
     if (timed_out)
@@ -101,17 +170,32 @@ uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__w
         return v;
 
     uint64_t start = sp_now_ns();
+    uint32_t spin_ns = policy->spin_ns, yield_ns = policy->yield_ns;
+    if (adapt) {
+        spin_ns = adapted_spin(adapt, policy);
+        /* Relaxed: a hint; two sharers may both take the same skip. */
+        uint32_t skip = atomic_load_explicit(&adapt->skip_yield, memory_order_relaxed);
+        if (skip) {
+            atomic_store_explicit(&adapt->skip_yield, skip - 1, memory_order_relaxed);
+            yield_ns = 0;
+        }
+    }
     /* Relaxed: the count is a hint about CPU pressure, not a handshake. */
     bool crowded =
         policy->awake && atomic_load_explicit(policy->awake, memory_order_relaxed) > policy->cpus;
-    uint64_t spin_end = start + (crowded ? 0 : policy->spin_ns);
-    uint64_t yield_end = spin_end + policy->yield_ns;
+    uint64_t spin_end = start + (crowded ? 0 : spin_ns);
+    const unsigned look_mask = spin_ns < policy->spin_ns ? 7 : 63;
+    uint64_t yield_end = spin_end + yield_ns;
+    sp__wait_end end = SP_WAIT_END_SPIN;
+    bool slow_yield = false;
     for (unsigned i = 1;; i++) {
         v = sp__waitword_load(w);
         if (v != old)
-            return v;
-        /* Read the clock only every 64 looks: it costs more than a pause. */
-        if ((i & 63) == 0) {
+            goto done;
+        /* Read the clock only every 64 looks (every 8 under a shortened
+         * budget): it costs more than a pause, but a pause can take ~50 ns,
+         * and 64 of them would outlast the short budgets adaptation picks. */
+        if ((i & look_mask) == 0) {
             uint64_t now = sp_now_ns();
             if (deadline_ns && now >= deadline_ns)
                 goto timeout;
@@ -120,17 +204,27 @@ uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__w
         }
         sp__cpu_relax();
     }
-    for (;;) {
+    end = SP_WAIT_END_YIELD;
+    for (uint64_t before = 0;;) {
         v = sp__waitword_load(w);
         if (v != old)
-            return v;
+            goto done;
         uint64_t now = sp_now_ns();
         if (deadline_ns && now >= deadline_ns)
             goto timeout;
+        /* A yield that kept this thread off the CPU for a time slice: the
+         * CPU went to somebody who keeps it; waiting on will not get it
+         * back sooner than a wake-up does. */
+        if (before && now - before >= SP_WAIT_YIELD_SLOW_NS) {
+            slow_yield = true;
+            break;
+        }
         if (now >= yield_end)
             break;
+        before = now;
         sched_yield();
     }
+    end = SP_WAIT_END_PARK;
     for (;;) {
         if (park_flag)
             atomic_fetch_add_explicit(park_flag, 1, memory_order_seq_cst);
@@ -152,11 +246,18 @@ uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__w
             atomic_fetch_sub_explicit(park_flag, 1, memory_order_relaxed);
         v = sp__waitword_load(w);
         if (v != old)
-            return v;
+            goto done;
         if (deadline_ns && sp_now_ns() >= deadline_ns)
             goto timeout;
     }
+done:
+    if (adapt)
+        sp__wait_adapt_note(adapt, policy, end, end == SP_WAIT_END_SPIN ? 0 : sp_now_ns() - start,
+                            slow_yield);
+    return v;
 timeout:
+    if (adapt)
+        sp__wait_adapt_note(adapt, policy, SP_WAIT_END_PARK, sp_now_ns() - start, slow_yield);
     if (timed_out)
         *timed_out = 1;
     return old;

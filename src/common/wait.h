@@ -32,6 +32,53 @@ typedef struct sp__wait_policy {
     bool counted; /* the waiter is one of the threads `awake` counts */
 } sp__wait_policy;
 
+/* What one waiter (or a group of waiters on the same handoff) learned from
+ * its recent waits, so the rungs follow the machine instead of a constant
+ * (issue 18): an adaptive mutex's spin, and a yield that is skipped while
+ * yielding hands the CPU away for a whole time slice. Fields are relaxed
+ * atomics because a group (the scheduler threads of a chip) may share one:
+ * they are hints, and a lost update costs one wait's tuning. Initialise
+ * with sp__wait_adapt_init (zeroed memory starts at the spin floor). */
+typedef struct sp__wait_adapt {
+    /* Spin budget in ns, kept within [SP_WAIT_SPIN_FLOOR_NS, policy spin_ns]:
+     * a quarter of the way towards the policy's spin after a wait the spin
+     * caught, towards twice a wait's length after one that outlasted the
+     * budget but not the policy's spin, and towards the floor after a
+     * longer one (the thread waited for was off its CPU: spinning only
+     * takes a CPU from it or from whoever runs). */
+    _Atomic uint32_t spin_ns;
+    /* Waits left that skip the yield rung (spin, then park at once), and
+     * how many the next skip lasts: a sched_yield that came back after
+     * SP_WAIT_YIELD_SLOW_NS gave the CPU to a thread that kept it for a
+     * time slice (another process's, when the machine is loaded), and a
+     * parked thread is woken back onto a CPU sooner than a yielded one
+     * gets it back. The skip doubles while yields stay slow. */
+    _Atomic uint32_t skip_yield;
+    _Atomic uint32_t backoff;
+} sp__wait_adapt;
+
+/* The spin budget's floor (a few looks at the word), a yield that counts as
+ * slow, and the first and longest yield skips, in waits. */
+#define SP_WAIT_SPIN_FLOOR_NS 200u
+#define SP_WAIT_YIELD_SLOW_NS 50000u
+#define SP_WAIT_SKIP_FIRST 16u
+#define SP_WAIT_SKIP_MAX 1024u
+
+/* How a wait ended, for sp__wait_adapt_note. */
+typedef enum sp__wait_end {
+    SP_WAIT_END_SPIN = 0, /* the value changed while spinning */
+    SP_WAIT_END_YIELD,    /* while yielding, every yield quick */
+    SP_WAIT_END_PARK,     /* after parking (or a timeout) */
+} sp__wait_end;
+
+/* Start `a` at the policy's rungs. */
+void sp__wait_adapt_init(sp__wait_adapt *a, const sp__wait_policy *policy);
+/* Learn from one wait of `waited_ns` (unused when it ended in the spin)
+ * that ended as `end`, `slow_yield` if one of its yields was slow. Exposed for the tests of the
+ * rule; the adaptive wait calls it itself. */
+void sp__wait_adapt_note(sp__wait_adapt *a, const sp__wait_policy *policy, sp__wait_end end,
+                         uint64_t waited_ns, bool slow_yield);
+
 /* Default: ~20 us spinning, ~200 us yielding, then park. */
 extern const sp__wait_policy sp__wait_default;
 
@@ -80,5 +127,14 @@ uint32_t sp__waitword_wait_ne(sp__waitword *w, uint32_t old, const sp__wait_poli
 uint32_t sp__waitword_wait_ne_flagged(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
                                       uint64_t deadline_ns, int *timed_out,
                                       _Atomic uint32_t *park_flag);
+
+/* The same again, with the rungs adapted by `adapt` (NULL: the policy's
+ * fixed rungs) and `park_flag` as in sp__waitword_wait_ne_flagged (NULL:
+ * none). The waits of a handoff between threads use it: one waiter's
+ * history tells whether its partner is usually on a CPU. An idle waiter
+ * still parks: only the spin and the yield adapt. */
+uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wait_policy *policy,
+                                    sp__wait_adapt *adapt, uint64_t deadline_ns, int *timed_out,
+                                    _Atomic uint32_t *park_flag);
 
 #endif

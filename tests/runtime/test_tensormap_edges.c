@@ -8,7 +8,6 @@
  * the reduced edges order the same accesses is test_tensormap's randomized
  * comparison with the full rules. */
 #include <criterion/criterion.h>
-#include <criterion/logging.h>
 #include <stdlib.h>
 #include <string.h>
 

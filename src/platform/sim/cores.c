@@ -166,8 +166,10 @@ void *sim_core_main(void *arg)
     if (self->announce) /* the predecessor's last finish, for the scheduler */
         sp__waitword_add(&chip->event, 1);
     sp__fault_thread_enter(&self->fault); /* the guard's registration, an alternate stack */
+    sp__wait_adapt_init(&self->doorbell_wait, &chip->wait);
     for (;;) {
-        uint32_t rung = sp__waitword_wait_ne(&core->doorbell, done, &chip->wait, 0, NULL);
+        uint32_t rung = sp__waitword_wait_adaptive(&core->doorbell, done, &chip->wait,
+                                                   &self->doorbell_wait, 0, NULL, NULL);
         while (!(rung & SIM_DOORBELL_STOP) && rung != done) {
             done = (done + 1) & SIM_SEQ_MASK;
             if (!run_ticket(self, &ctx, done)) {
@@ -298,7 +300,8 @@ uint32_t sp_chip_event_snapshot(sp_chip *chip)
 int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
     int timed_out = 0;
-    sp__waitword_wait_ne(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out);
+    sp__waitword_wait_adaptive(&chip->event, snapshot, &chip->wait, &chip->event_wait, deadline_ns,
+                               &timed_out, NULL);
     return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 
@@ -307,8 +310,8 @@ int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
     /* `hungry` is raised only while parked: a waiter still spinning sees
      * every finish by itself, and the busy path stays free of its writes. */
     int timed_out = 0;
-    sp__waitword_wait_ne_flagged(&chip->event, snapshot, &chip->wait, deadline_ns, &timed_out,
-                                 &chip->hungry);
+    sp__waitword_wait_adaptive(&chip->event, snapshot, &chip->wait, &chip->event_wait, deadline_ns,
+                               &timed_out, &chip->hungry);
     return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 

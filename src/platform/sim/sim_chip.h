@@ -82,9 +82,10 @@ typedef struct sim_core {
  * that was abandoned may outlive its core's next thread. */
 typedef struct sim_core_thread {
     sim_core *core;
-    uint32_t done;          /* the ticket finished when this thread took over */
-    bool announce;          /* a replacement: bump the chip event once FIN|done is out */
-    sp__fault_thread fault; /* its guard registration and alternate stack */
+    uint32_t done;                /* the ticket finished when this thread took over */
+    bool announce;                /* a replacement: bump the chip event once FIN|done is out */
+    sp__fault_thread fault;       /* its guard registration and alternate stack */
+    sp__wait_adapt doorbell_wait; /* what its doorbell waits learned (issue 18) */
 } sim_core_thread;
 
 /* The device-side view: what launched code gets as its sp_chip. */
@@ -108,6 +109,10 @@ struct sp_chip {
     /* Chip threads not parked (sp__wait_policy.awake): each wait spins only
      * while these fit on the chip's CPUs. */
     alignas(SP_CACHE_LINE) _Atomic uint32_t awake;
+    /* What the schedulers' waits on `event` learned (sp__wait_adapt): one
+     * history for the chip's scheduler threads, which wait on the same
+     * cores; written at the end of a wait, so on its own line. */
+    alignas(SP_CACHE_LINE) sp__wait_adapt event_wait;
 };
 
 /* sim_aicpu.claim: the launch seq the thread runs; with this bit, the

@@ -30,6 +30,18 @@ static inline uint64_t tmr_heap_ring_fit(const tmr_heap_ring *r, uint64_t need, 
     return r->tail - r->head > need ? r->head : SP_HEAP_RING_NONE;
 }
 
+/* The same, for a ring whose pages should stay few: it wraps to the start
+ * as soon as the start holds as much as is live now plus `need`, instead
+ * of first using the whole ring. The pages it touches then stay within
+ * about twice the most it held at once, however large the ring is
+ * (the argument ring, sized for a whole window of large tasks). */
+static inline uint64_t tmr_heap_ring_fit_low(const tmr_heap_ring *r, uint64_t need, bool empty)
+{
+    if (!empty && r->head >= r->tail && r->tail > r->head - r->tail + need)
+        return 0;
+    return tmr_heap_ring_fit(r, need, empty);
+}
+
 /* Take `need` bytes at `at` (from tmr_heap_ring_fit); returns the new head,
  * which the caller keeps as the allocation's end. */
 static inline uint64_t tmr_heap_ring_take(tmr_heap_ring *r, uint64_t at, uint64_t need)

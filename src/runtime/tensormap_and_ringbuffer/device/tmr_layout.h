@@ -1,8 +1,10 @@
 /* tensormap_and_ringbuffer's device-memory layout: one control block, the
- * task ring (window slots, addressed by id & mask), the ready queues, the
- * TensorMap's block, and the callable's validation tables, all in the run
- * bank's shared-memory arena; outputs come from the bank's heap, used as a
- * ring. The orchestrator thread and the scheduler threads share it. */
+ * task ring (window slots, addressed by id & mask), the argument ring (each
+ * task's descriptors, kernel arguments, holds and fan-out edge nodes, carved
+ * by its real counts), the ready queues, the TensorMap's block, and the
+ * callable's validation tables, all in the run bank's shared-memory arena;
+ * outputs come from the bank's heap, used as a ring. The orchestrator
+ * thread and the scheduler threads share it. */
 #ifndef SP_RUNTIME_TMR_LAYOUT_H
 #define SP_RUNTIME_TMR_LAYOUT_H
 
@@ -28,11 +30,17 @@
 #define TMR_DEFAULT_WINDOW 1024u
 #define TMR_DEFAULT_HEAP (64ull << 20)
 #define TMR_DEFAULT_BACKSTOP_NS (30ull * 1000 * 1000 * 1000)
+/* The argument ring's bytes per window slot (plus two largest extents): a
+ * task with 8 tensors and 16 producers fits its share, so a window of such
+ * tasks is bounded by its slots, not by this ring. Only the bytes tasks
+ * really use are ever touched (issue 18: a 6.6 KB slot was a page per slot
+ * per run). */
+#define TMR_ARG_BYTES_PER_SLOT 2048u
 
 enum { TMR_SLOT_FREE = 0, TMR_SLOT_PENDING = 1, TMR_SLOT_COMPLETE = 2 };
 
-/* fanout_head: ((edge node + 1) << 1) | closed. Edge node n lives in the
- * consumer's slot: slot (n / TMR_MAX_HOLDS), entry (n % TMR_MAX_HOLDS). */
+/* fanout_head: ((edge node + 1) << 1) | closed. Edge node n is the hold
+ * at byte n * 8 of the argument ring (tmr_hold_at). */
 #define TMR_FANOUT_CLOSED 1ull
 
 /* In fanin_left: the task was queued on a core behind its last producer
@@ -42,6 +50,14 @@ enum { TMR_SLOT_FREE = 0, TMR_SLOT_PENDING = 1, TMR_SLOT_COMPLETE = 2 };
 /* Fan-out nodes a follow looks at (the newest, linked last): a bound on
  * what an open list costs each pass while its task sits at a core's tail. */
 #define TMR_FOLLOW_SCAN 4
+/* One producer a task holds (kept from retiring until the task completes)
+ * and, for a dependency, its edge node: the link in the producer's fan-out
+ * list, and who to count down. */
+typedef struct tmr_hold {
+    int64_t producer;
+    uint64_t next;    /* the fan-out head this node replaced (same encoding) */
+    int64_t consumer; /* the holding task */
+} tmr_hold;
 
 typedef struct tmr_task {
     _Alignas(64) _Atomic uint64_t fanout_head;
@@ -69,13 +85,15 @@ typedef struct tmr_task {
     uint64_t pred_addr;
     int64_t pred_value;
     int64_t pred_owner; /* a runtime-owned predicate tensor's creator, else SP_NO_TASK */
-    /* One per dependency (each has an edge node below), plus one that
-     * keeps the creators of runtime-owned inputs alive. */
-    int64_t holds[TMR_MAX_HOLDS + 1];
-    uint64_t node_next[TMR_MAX_HOLDS]; /* edge node: next in a producer's fan-out */
-    uint64_t args[SP_MAX_TASK_TENSORS + SP_MAX_TASK_SCALARS];
-    uint8_t dirs[SP_MAX_TASK_TENSORS];
-    sp_tensor tensors[SP_MAX_TASK_TENSORS];
+    /* The task's extent in the argument ring (tmr_extent_place), sized by
+     * its own counts: tensor_count descriptors, tensor_count + scalar_count
+     * kernel arguments, tensor_count directions, and hold_count holds (one
+     * per dependency, each with its edge node, plus one that keeps the
+     * creators of runtime-owned inputs alive). */
+    sp_tensor *tensors;
+    uint64_t *args;
+    uint8_t *dirs;
+    tmr_hold *holds;
 } tmr_task;
 
 /* Multi-producer multi-consumer ring of task ids (bounded, sequence-tagged
@@ -113,6 +131,8 @@ typedef struct tmr_orch {
     rt_range home[SP_MAX_TASK_TENSORS]; /* the check's verdict: each argument's buffer */
     rt_task_pred pred;                  /* the check's verdict: the task's predicate */
     tmr_heap_ring heap;                 /* outputs; size is the heap less static allocations */
+    tmr_heap_ring argring;              /* task extents (c->arg_base), the same discipline */
+    uint64_t arg_at;                    /* the extent carved for the task being submitted */
     uint64_t static_top;                /* sp_alloc_tensor carves downward from the heap's end */
     tmr_scope scopes[TMR_MAX_SCOPES];
     uint32_t scope_depth;
@@ -132,6 +152,8 @@ typedef struct tmr_ctl {
     uint32_t sched_threads;
     uint32_t kernel_count;
     tmr_task *slots;
+    char *arg_base; /* the argument ring */
+    uint64_t arg_bytes;
     uint64_t heap_base;
     uint64_t heap_bytes;
     const sp_kernel_fn *ktab;
@@ -179,6 +201,49 @@ typedef struct tmr_ctl {
     sp_args args; /* the run's arguments as device tensors */
     tmr_orch orch;
 } tmr_ctl;
+
+/* A task's extent in the argument ring: descriptors, kernel arguments,
+ * directions (padded to 8 bytes), then `holds` holds; 64-byte aligned. */
+static inline uint64_t tmr_extent_bytes(uint32_t tensors, uint32_t scalars, uint32_t holds)
+{
+    uint64_t b = (uint64_t)tensors * sizeof(sp_tensor) + 8ull * (tensors + scalars) +
+                 ((tensors + 7ull) & ~7ull) + (uint64_t)holds * sizeof(tmr_hold);
+    return (b + 63) & ~63ull;
+}
+
+/* The most one task may take: what the ring must hold besides its share. */
+#define TMR_EXTENT_MAX tmr_extent_bytes(SP_MAX_TASK_TENSORS, SP_MAX_TASK_SCALARS, TMR_MAX_HOLDS + 1)
+
+/* Point t's arrays into the extent at ring offset `off`. */
+static inline void tmr_extent_place(const struct tmr_ctl *c, tmr_task *t, uint64_t off,
+                                    uint32_t tensors, uint32_t scalars)
+{
+    char *p = c->arg_base + off;
+    t->tensors = (sp_tensor *)(void *)p;
+    p += (uint64_t)tensors * sizeof(sp_tensor);
+    t->args = (uint64_t *)(void *)p;
+    p += 8ull * (tensors + scalars);
+    t->dirs = (uint8_t *)p;
+    p += (tensors + 7ull) & ~7ull;
+    t->holds = (tmr_hold *)(void *)p;
+}
+
+/* The ring offset where t's extent ends with its final hold count. */
+static inline uint64_t tmr_extent_end(const struct tmr_ctl *c, const tmr_task *t)
+{
+    return ((uint64_t)((const char *)(t->holds + t->hold_count) - c->arg_base) + 63) & ~63ull;
+}
+
+/* Edge node `n` (fanout_head's encoding less one), and back. */
+static inline tmr_hold *tmr_hold_at(const struct tmr_ctl *c, uint64_t n)
+{
+    return (tmr_hold *)(void *)(c->arg_base + 8 * n);
+}
+
+static inline uint64_t tmr_hold_node(const struct tmr_ctl *c, const tmr_hold *h)
+{
+    return (uint64_t)((const char *)h - c->arg_base) / 8;
+}
 
 /* The slot of task `id`. */
 static inline tmr_task *tmr_slot(tmr_ctl *c, int64_t id)

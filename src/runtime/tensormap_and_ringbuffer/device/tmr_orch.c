@@ -91,6 +91,12 @@ static bool retire_one(tmr_orch *o)
     if (atomic_load_explicit(&t->refs, memory_order_acquire) != 0)
         return false;
     tmr_heap_ring_release(&o->heap, t->heap_end, r + 1 == s);
+    /* The argument ring's oldest live extent is the next task's, where it
+     * starts: not this one's end, since the ring wraps early (fit_low) and
+     * the space past this end may be free. */
+    uint64_t next_at =
+        r + 1 == s ? 0 : (uint64_t)((char *)tmr_slot(c, r + 1)->tensors - c->arg_base);
+    tmr_heap_ring_release(&o->argring, next_at, r + 1 == s);
     atomic_store_explicit(&t->state, TMR_SLOT_FREE, memory_order_relaxed);
     atomic_store_explicit(&c->retired, r + 1, memory_order_release);
     rt_tensormap_retire_below(&o->map, r + 1);
@@ -129,7 +135,7 @@ static int64_t orch_wait_batch(const tmr_ctl *c)
     return c->window >= 16 ? c->window / 8 : 1;
 }
 
-typedef enum { WAIT_SLOT, WAIT_HEAP, WAIT_MAP, WAIT_STATIC } wait_kind;
+typedef enum { WAIT_SLOT, WAIT_ARGS, WAIT_HEAP, WAIT_MAP, WAIT_STATIC } wait_kind;
 
 static bool ring_empty(tmr_orch *o)
 {
@@ -146,6 +152,8 @@ static bool room_for(tmr_orch *o, wait_kind kind, uint64_t need)
     switch (kind) {
     case WAIT_SLOT:
         return s - r < (int64_t)c->window;
+    case WAIT_ARGS:
+        return tmr_heap_ring_fit_low(&o->argring, need, r == s) != SP_HEAP_RING_NONE;
     case WAIT_HEAP:
         return tmr_heap_ring_fit(&o->heap, need, r == s) != SP_HEAP_RING_NONE;
     case WAIT_MAP:
@@ -190,16 +198,19 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
                 return SP_OK;
             /* Nothing runs and nothing can retire: only open scopes hold tasks. */
             int64_t r = atomic_load_explicit(&c->retired, memory_order_relaxed);
-            if ((kind == WAIT_SLOT || kind == WAIT_MAP) && o->scope_depth)
+            /* The argument ring is the window's too: its room is the slots'. */
+            bool window = kind == WAIT_SLOT || kind == WAIT_MAP || kind == WAIT_ARGS;
+            const char *what = kind == WAIT_ARGS ? " (its argument ring)" : "";
+            if (window && o->scope_depth)
                 return orch_fail(o, SP_ESCOPE_DEADLOCK,
-                                 "task %lld: the %u-slot window is full of %lld completed tasks "
+                                 "task %lld: the %u-slot window%s is full of %lld completed tasks "
                                  "held by %u open scope(s)",
-                                 (long long)s, c->window, (long long)(s - r), o->scope_depth);
-            if (kind == WAIT_SLOT || kind == WAIT_MAP)
+                                 (long long)s, c->window, what, (long long)(s - r), o->scope_depth);
+            if (window)
                 return orch_fail(o, SP_EWINDOW_DEADLOCK,
-                                 "task %lld: the %u-slot window is full of %lld completed tasks "
+                                 "task %lld: the %u-slot window%s is full of %lld completed tasks "
                                  "whose outputs are still needed",
-                                 (long long)s, c->window, (long long)(s - r));
+                                 (long long)s, c->window, what, (long long)(s - r));
             return orch_fail(o, SP_EHEAP_DEADLOCK,
                              "task %lld: %llu heap bytes needed; the %llu-byte ring is held by "
                              "%lld completed tasks (%u open scope(s), and the task's own inputs)",
@@ -225,20 +236,21 @@ static int wait_for_room(tmr_orch *o, wait_kind kind, uint64_t need)
  * (the caller counted every edge into fanin_left beforehand). */
 static bool hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
 {
-    uint16_t k = t->hold_count++;
+    tmr_hold *e = &t->holds[t->hold_count++];
     tmr_task *pt = tmr_slot(c, p);
-    t->holds[k] = p;
+    e->producer = p;
+    e->consumer = t->id;
     /* Relaxed: the orchestrator is the only one to retire, and only on a
      * zero count it reads with acquire after completers' releases. */
     atomic_fetch_add_explicit(&pt->refs, 1, memory_order_relaxed);
     if (!edge)
         return false;
-    uint64_t node = ((uint64_t)t->id & c->mask) * TMR_MAX_HOLDS + k;
+    uint64_t node = tmr_hold_node(c, e);
     uint64_t h = atomic_load_explicit(&pt->fanout_head, memory_order_acquire);
     for (;;) {
         if (h & TMR_FANOUT_CLOSED)
             return false; /* it finished before we linked: nothing to wait for */
-        t->node_next[k] = h;
+        e->next = h;
         if (atomic_compare_exchange_weak_explicit(&pt->fanout_head, &h, (node + 1) << 1,
                                                   memory_order_release, memory_order_acquire))
             return true;
@@ -250,7 +262,7 @@ static bool hold_producer(tmr_ctl *c, tmr_task *t, int64_t p, bool edge)
 static bool holds_at_or_before(const tmr_task *t, int64_t p)
 {
     for (uint16_t i = 0; i < t->hold_count; i++)
-        if (t->holds[i] <= p)
+        if (t->holds[i].producer <= p)
             return true;
     return false;
 }
@@ -284,17 +296,35 @@ int tmr_pin(tmr_orch *o, tmr_pins *p, int64_t id, int arg, int64_t owner)
     return SP_OK;
 }
 
-int tmr_reserve(tmr_orch *o, tmr_pins *p, uint64_t need, uint32_t map_need, uint64_t *at)
+int tmr_reserve(tmr_orch *o, tmr_pins *p, uint64_t need, uint32_t map_need, uint32_t tensors,
+                uint32_t scalars, uint64_t *at)
 {
     int rc;
-    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_HEAP, need)) ||
+    /* The extent as if the task held the most producers it may: the
+     * real count is known only after the TensorMap lookups, and publish
+     * gives the unused tail back (the ring's head is this carve's end). */
+    uint64_t extent = tmr_extent_bytes(tensors, scalars, TMR_MAX_HOLDS + 1);
+    if ((rc = wait_for_room(o, WAIT_SLOT, 0)) || (rc = wait_for_room(o, WAIT_ARGS, extent)) ||
+        (rc = wait_for_room(o, WAIT_HEAP, need)) ||
         (map_need && (rc = wait_for_room(o, WAIT_MAP, map_need)))) {
         tmr_unpin(o, p);
         return rc;
     }
+    /* Room for the extent was there and retiring for the heap only adds
+     * to it. */
+    o->arg_at = tmr_heap_ring_fit_low(&o->argring, extent, ring_empty(o));
+    tmr_heap_ring_take(&o->argring, o->arg_at, extent);
+    tmr_task *t = tmr_slot(o->ctl, atomic_load_explicit(&o->ctl->submitted, memory_order_relaxed));
+    tmr_extent_place(o->ctl, t, o->arg_at, tensors, scalars);
     *at = tmr_heap_ring_fit(&o->heap, need, ring_empty(o));
     tmr_heap_ring_take(&o->heap, *at, need);
     return SP_OK;
+}
+
+void tmr_reserve_undo(tmr_orch *o, uint64_t heap_at)
+{
+    o->heap.head = heap_at;
+    o->argring.head = o->arg_at;
 }
 
 int64_t tmr_publish(tmr_orch *o, tmr_task *t, const rt_dep_list *deps, tmr_pins *pins,
@@ -341,6 +371,8 @@ int64_t tmr_publish(tmr_orch *o, tmr_task *t, const rt_dep_list *deps, tmr_pins 
         keep = t->pred_owner; /* the predicate's buffer, read at pop */
     if (keep != INT64_MAX && !holds_at_or_before(t, keep))
         hold_producer(c, t, keep, false);
+    /* The holds are all in: give the rest of the extent back. */
+    o->argring.head = tmr_extent_end(c, t);
     tmr_unpin(o, pins); /* the holds above keep what is still needed */
     if (c->trace)
         for (uint32_t i = 0; i < deps->count; i++)
@@ -435,8 +467,8 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
     if ((rc = pred_pin(o, task, id, &pins)) != SP_OK)
         return rc;
     uint64_t at;
-    if ((rc = tmr_reserve(o, &pins, need, task->tensor_count + rt_task_has_predicate(task), &at)) !=
-        SP_OK)
+    if ((rc = tmr_reserve(o, &pins, need, task->tensor_count + rt_task_has_predicate(task),
+                          task->tensor_count, task->scalar_count, &at)) != SP_OK)
         return rc;
 
     tmr_task *t = tmr_slot(c, id);
@@ -506,7 +538,7 @@ static int64_t op_submit(sp_orch *so, sp_task *task)
         rc = SP_EGRAPH_LIMIT;
     if (rc) {
         /* Nothing is linked yet: the slot stays unpublished and is reused. */
-        o->heap.head = at;
+        tmr_reserve_undo(o, at);
         tmr_unpin(o, &pins);
         return orch_fail(o, rc, "task %lld: more than %d producers", (long long)id,
                          deps->count > TMR_MAX_HOLDS ? TMR_MAX_HOLDS : SP_MAX_PRODUCERS);
@@ -857,6 +889,7 @@ static int boot(tmr_ctl *c, sp_chip *chip)
     o->chip = chip;
     o->thread = pthread_self(); /* boot runs on the thread that runs the entry */
     o->heap.size = c->heap_bytes;
+    o->argring.size = c->arg_bytes;
     o->static_top = c->heap_bytes;
     rt_subgraph_init(&o->subgraph, &tmr_subgraph_hooks, NULL, 0);
     if (c->rec && !c->replay) {

@@ -23,11 +23,17 @@ typedef struct tmr_pins {
 int tmr_pin(tmr_orch *o, tmr_pins *p, int64_t id, int arg, int64_t owner);
 /* Drop every pin in `p`. */
 void tmr_unpin(tmr_orch *o, tmr_pins *p);
-/* Back-pressure: wait for a slot, `need` heap bytes and (map_need > 0)
- * that many TensorMap entries, then carve the heap: *at is the carve's
- * offset, o->heap.head its end. 0, or the deadlock / stall status (the
+/* Back-pressure: wait for a slot, room in the argument ring for a task of
+ * `tensors` and `scalars` arguments, `need` heap bytes and (map_need > 0)
+ * that many TensorMap entries, then carve the extent (the slot's arrays
+ * point into it) and the heap: *at is the heap carve's offset,
+ * o->heap.head its end. 0, or the deadlock / stall status (the
  * run failed by name, pins dropped). */
-int tmr_reserve(tmr_orch *o, tmr_pins *p, uint64_t need, uint32_t map_need, uint64_t *at);
+int tmr_reserve(tmr_orch *o, tmr_pins *p, uint64_t need, uint32_t map_need, uint32_t tensors,
+                uint32_t scalars, uint64_t *at);
+/* Give back what tmr_reserve carved (heap at `heap_at`, the extent) for a
+ * task that will not be published. */
+void tmr_reserve_undo(tmr_orch *o, uint64_t heap_at);
 /* Publish task t->id in slot `t`, which the caller filled after
  * tmr_reserve (id, shape, block_num, kernel, tensor and scalar counts,
  * tensors, args, heap_end, heap_need, check_mask), with producers `deps`

@@ -53,7 +53,8 @@ static int replay_task(tmr_orch *o, const tmr_rec_task *e, uint64_t rz, bool tra
         (rc = tmr_pin(o, &pins, id, e->tensor_count, pr->owner)) != SP_OK)
         return rc;
     uint64_t heap_at;
-    if ((rc = tmr_reserve(o, &pins, e->heap_need, 0, &heap_at)) != SP_OK)
+    if ((rc = tmr_reserve(o, &pins, e->heap_need, 0, e->tensor_count, e->scalar_count, &heap_at)) !=
+        SP_OK)
         return rc;
     tmr_task *t = tmr_slot(c, id);
     t->id = id;

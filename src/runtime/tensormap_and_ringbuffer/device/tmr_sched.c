@@ -79,17 +79,18 @@ static void complete_task(tmr_rt *r, int64_t id)
     uint64_t h =
         atomic_exchange_explicit(&t->fanout_head, TMR_FANOUT_CLOSED, memory_order_acq_rel) >> 1;
     while (h) {
-        uint64_t node = h - 1;
-        tmr_task *consumer = &c->slots[node / TMR_MAX_HOLDS];
+        const tmr_hold *e = tmr_hold_at(c, h - 1);
         /* Read the link before the release below: once its count reaches zero
-         * the consumer may run, finish and have its slot reused. */
-        h = consumer->node_next[node % TMR_MAX_HOLDS] >> 1;
-        int64_t cid = consumer->id;
+         * the consumer may run, finish and have its slot (and extent) reused. */
+        h = e->next >> 1;
+        int64_t cid = e->consumer;
+        tmr_task *consumer = tmr_slot(c, cid);
         if (atomic_fetch_sub_explicit(&consumer->fanin_left, 1, memory_order_acq_rel) == 1)
             tmr_queue_ready(c, r->chip, cid, wake);
     }
     for (uint16_t k = 0; k < t->hold_count; k++)
-        atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k])->refs, 1, memory_order_release);
+        atomic_fetch_sub_explicit(&tmr_slot(c, t->holds[k].producer)->refs, 1,
+                                  memory_order_release);
     /* Relaxed: a statistic; only the first completions pay for the clock
      * and the CAS, not every one. */
     uint64_t zero = 0;
@@ -201,12 +202,12 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
     if (t->block_num != 1 || t->shape == SP_SHAPE_MIX)
         return RT_FOLLOW_NEVER;
     /* Acquire: pairs with the link's release CAS: the consumer's slot and
-     * its node_next entries are visible. */
+     * its hold (edge node) are visible. */
     uint64_t h = atomic_load_explicit(&t->fanout_head, memory_order_acquire) >> 1;
     for (int n = 0; h && n < TMR_FOLLOW_SCAN; n++) {
-        uint64_t node = h - 1;
-        tmr_task *ct = &c->slots[node / TMR_MAX_HOLDS];
-        h = ct->node_next[node % TMR_MAX_HOLDS] >> 1;
+        const tmr_hold *e = tmr_hold_at(c, h - 1);
+        h = e->next >> 1;
+        tmr_task *ct = tmr_slot(c, e->consumer);
         if (ct->block_num != 1 || rt_queue_of_shape(ct->shape) != q ||
             ct->pred_op != SP_PRED_NONE || ct->kernel[lane] < 0)
             continue;

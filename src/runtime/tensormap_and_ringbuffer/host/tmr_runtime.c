@@ -37,7 +37,8 @@ _Static_assert(offsetof(struct rt_run, h) == 0, "rt_run_finalize frees the run t
 #define TMR_DEFAULT_TRACE_RECORDS (1ull << 18)
 
 typedef struct tmr_shm_layout {
-    uint64_t slots_off, cells_off, map_off, map_bytes, callable_off, callable_bytes, total;
+    uint64_t slots_off, arg_off, arg_bytes, cells_off, map_off, map_bytes, callable_off,
+        callable_bytes, total;
     uint32_t map_entries;
 } tmr_shm_layout;
 
@@ -83,6 +84,13 @@ static tmr_shm_layout layout_of(const rt_loaded_callable *lc, uint32_t window)
     uint64_t off = ALIGN64(sizeof(tmr_ctl));
     l.slots_off = off;
     off = ALIGN64(off + (uint64_t)window * sizeof(tmr_task));
+    /* Reserved for the window, touched only as far as tasks really use it.
+     * Two largest extents on top of the slots' share: with one task live
+     * anywhere in the ring, one of the two free pieces still takes a
+     * largest carve (a small window of large tasks does not stall). */
+    l.arg_off = off;
+    l.arg_bytes = (uint64_t)window * TMR_ARG_BYTES_PER_SLOT + 2 * TMR_EXTENT_MAX;
+    off = ALIGN64(off + l.arg_bytes);
     l.cells_off = off;
     off = ALIGN64(off + (uint64_t)SP_QUEUES * window * sizeof(tmr_cell));
     l.map_entries = window * TMR_MAP_ENTRIES_PER_SLOT;
@@ -162,6 +170,8 @@ static int run_prepare(const rt_prepare *p, rt_run **out)
     c->sched_threads = threads;
     c->kernel_count = lc->kernel_count;
     c->slots = (tmr_task *)(uintptr_t)(shm + l.slots_off);
+    c->arg_base = (char *)(uintptr_t)(shm + l.arg_off);
+    c->arg_bytes = l.arg_bytes;
     c->cells = (tmr_cell *)(uintptr_t)(shm + l.cells_off);
     c->map_mem = (void *)(uintptr_t)(shm + l.map_off);
     c->map_bytes = l.map_bytes;

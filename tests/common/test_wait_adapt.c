@@ -1,0 +1,129 @@
+/* The adaptive wait (issue 18): the spin budget follows the recent waits'
+ * length (down to a floor when the partner is off its CPU, back up when
+ * handoffs are short again), a slow yield makes the next waits skip the
+ * yield rung for a doubling number of waits, and an adaptive waiter that
+ * has nothing to wait for still parks (no CPU while idle). No timing is
+ * asserted: the rule is checked on given wait lengths, and the waits
+ * below end by deadlines, which only bound them from below. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include "common/wait.h"
+
+static const sp__wait_policy policy = {.spin_ns = 2000, .yield_ns = 1000};
+
+static uint32_t spin_of(sp__wait_adapt *a)
+{
+    return atomic_load(&a->spin_ns);
+}
+
+Test(wait_adapt, starts_at_the_policys_rungs)
+{
+    sp__wait_adapt a;
+    sp__wait_adapt_init(&a, &policy);
+    cr_assert_eq(spin_of(&a), 2000);
+    cr_assert_eq(atomic_load(&a.skip_yield), 0);
+    cr_assert_eq(atomic_load(&a.backoff), SP_WAIT_SKIP_FIRST);
+}
+
+Test(wait_adapt, long_waits_shrink_the_spin_to_the_floor_and_short_ones_grow_it_back)
+{
+    sp__wait_adapt a;
+    sp__wait_adapt_init(&a, &policy);
+    /* A quarter of the way to the floor: 2000 + (200 - 2000) / 4. */
+    sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 1000000, false);
+    cr_assert_eq(spin_of(&a), 1550);
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 1000000, false);
+    cr_assert_leq(spin_of(&a), SP_WAIT_SPIN_FLOOR_NS + 3);
+    cr_assert_geq(spin_of(&a), SP_WAIT_SPIN_FLOOR_NS);
+    /* Handoffs of 700 ns: a spin of twice that catches them. */
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_YIELD, 700, false);
+    cr_assert_geq(spin_of(&a), 1400 - 3);
+    cr_assert_leq(spin_of(&a), 1400);
+    /* Waits the spin caught: spinning works, back to the policy's rung
+     * (and exactly to it, not short of it by the rounding of the steps). */
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 1000000, false);
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_SPIN, 0, false);
+    cr_assert_eq(spin_of(&a), 2000);
+    /* Never above the policy's rung. */
+    for (int i = 0; i < 64; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_SPIN, 1900, false);
+    cr_assert_geq(spin_of(&a), 2000 - 3);
+    cr_assert_leq(spin_of(&a), 2000);
+}
+
+Test(wait_adapt, slow_yields_skip_the_yield_rung_for_doubling_stretches)
+{
+    sp__wait_adapt a;
+    sp__wait_adapt_init(&a, &policy);
+    sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 100000, true);
+    cr_assert_eq(atomic_load(&a.skip_yield), SP_WAIT_SKIP_FIRST);
+    sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 100000, true);
+    cr_assert_eq(atomic_load(&a.skip_yield), 2 * SP_WAIT_SKIP_FIRST);
+    for (int i = 0; i < 20; i++)
+        sp__wait_adapt_note(&a, &policy, SP_WAIT_END_PARK, 100000, true);
+    cr_assert_eq(atomic_load(&a.skip_yield), SP_WAIT_SKIP_MAX);
+    /* A wait that ended while yielding with quick yields: the next skip is short again. */
+    sp__wait_adapt_note(&a, &policy, SP_WAIT_END_YIELD, 5000, false);
+    cr_assert_eq(atomic_load(&a.backoff), SP_WAIT_SKIP_FIRST);
+}
+
+static sp__waitword word;
+
+Test(wait_adapt, a_timed_out_wait_teaches_and_a_skip_is_consumed)
+{
+    sp__wait_adapt a;
+    sp__wait_adapt_init(&a, &policy);
+    atomic_store(&a.skip_yield, 2);
+    atomic_store(&word.value, 1);
+    int to = 0;
+    uint64_t deadline = sp_now_ns() + 2 * 1000 * 1000;
+    cr_assert_eq(sp__waitword_wait_adaptive(&word, 1, &policy, &a, deadline, &to, NULL), 1);
+    cr_assert_eq(to, 1);
+    /* It waited at least 2 ms: far beyond a spin, so the budget went down. */
+    cr_assert_eq(spin_of(&a), 1550);
+    cr_assert_eq(atomic_load(&a.skip_yield), 1);
+}
+
+static sp__wait_adapt shared;
+
+static void *adaptive_waiter(void *arg)
+{
+    uint32_t old = (uint32_t)(uintptr_t)arg;
+    uint32_t v = sp__waitword_wait_adaptive(&word, old, &policy, &shared, 0, NULL, NULL);
+    return (void *)(uintptr_t)v;
+}
+
+Test(wait_adapt, an_idle_adaptive_waiter_still_parks_and_is_woken)
+{
+    sp__wait_adapt_init(&shared, &policy);
+    atomic_store(&word.value, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, adaptive_waiter, (void *)(uintptr_t)0);
+    uint64_t deadline = sp_now_ns() + 5ull * 1000 * 1000 * 1000;
+    while (atomic_load(&word.parked) == 0)
+        cr_assert_lt(sp_now_ns(), deadline, "adaptive waiter never parked");
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    uint64_t until = sp_now_ns() + 100ull * 1000 * 1000;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    while (sp_now_ns() < until)
+        nanosleep(&ts, NULL);
+    getrusage(RUSAGE_SELF, &after);
+    double cpu_ms = (after.ru_utime.tv_sec - before.ru_utime.tv_sec) * 1e3 +
+                    (after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e3 +
+                    (after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 +
+                    (after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e3;
+    cr_assert_lt(cpu_ms, 10.0, "parked adaptive waiter used %.1f ms CPU in 100 ms", cpu_ms);
+    sp__waitword_store(&word, 3);
+    void *ret;
+    pthread_join(th, &ret);
+    cr_assert_eq((uint32_t)(uintptr_t)ret, 3);
+    /* It waited over 100 ms: the shared history says "spin no more than the floor". */
+    cr_assert_lt(spin_of(&shared), 2000);
+}
