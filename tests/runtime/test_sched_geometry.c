@@ -1,6 +1,6 @@
 /* The scheduler pass reads the cluster's shape from the chip's geometry:
  * how many lanes a cluster has, each lane's core kind, which core is which
- * lane. Driven here over a fake chip (this file's sp_chip_* functions:
+ * lane. Driven here over a fake chip (fake_chip_common.h and this file:
  * every dispatch finishes at once, and is logged) with shapes the sim does
  * not build — a two-lane cluster (AIC + AIV) and a cluster with its AIC on
  * the last lane — and the a2a3 one: AIC blocks go to AIC cores only, AIV
@@ -34,55 +34,18 @@ struct sp_chip {
     uint32_t logged;
 };
 
-/* The numbering of simpler/device_info.h: lane 0 of every cluster first,
- * then the other lanes cluster by cluster. */
-uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
-{
-    const sp_geometry *g = &chip->geo;
-    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
-}
-const sp_geometry *sp_chip_geometry(const sp_chip *chip)
-{
-    return &chip->geo;
-}
+#include "fake_chip_common.h"
+
 uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
 {
     (void)chip;
     return 2;
-}
-uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
-{
-    return chip->finished[core];
 }
 uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
 {
     cr_assert_lt(chip->logged, FAKE_MAX_LOG);
     chip->log[chip->logged++] = (dispatch_rec){core, p->task_id, p->block_idx, p->sub_block};
     return chip->finished[core] = (chip->finished[core] + 1) & SP_CHIP_TICKET_MASK;
-}
-int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-    return 0;
-}
-void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *s, uint64_t *e)
-{
-    (void)chip, (void)core, (void)ticket;
-    *s = *e = 0;
-}
-uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
-{
-    (void)chip, (void)core;
-    return 0;
-}
-void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-}
-bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-    return false;
 }
 
 /* ---- a runtime of a few tasks ---------------------------------------------- */

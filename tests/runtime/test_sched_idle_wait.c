@@ -4,7 +4,7 @@
  * sits idle, since that finish may release the idle core's next block
  * (paged attention: an AIV softmax released by an AIC qk while the AIC
  * queue is still full). A kind that never ran this launch does not count.
- * Driven over a fake chip (this file's sp_chip_* functions): a dispatch
+ * Driven over a fake chip (fake_chip_common.h and this file): a dispatch
  * stays in flight until the test finishes it, and the two waits only
  * count their calls. */
 #include <criterion/criterion.h>
@@ -22,52 +22,17 @@ struct sp_chip {
     uint32_t waits_every, waits_batched;
 };
 
-uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
-{
-    const sp_geometry *g = &chip->geo;
-    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
-}
-const sp_geometry *sp_chip_geometry(const sp_chip *chip)
-{
-    return &chip->geo;
-}
+#include "fake_chip_common.h"
+
 uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
 {
     (void)chip;
     return 4;
 }
-uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
-{
-    return chip->finished[core];
-}
 uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
 {
     (void)p;
     return chip->sent[core] = (chip->sent[core] + 1) & SP_CHIP_TICKET_MASK;
-}
-int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-    return 0;
-}
-void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *s, uint64_t *e)
-{
-    (void)chip, (void)core, (void)ticket;
-    *s = *e = 0;
-}
-uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
-{
-    (void)chip, (void)core;
-    return 0;
-}
-void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-}
-bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-    return false;
 }
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {

@@ -1,0 +1,52 @@
+/* The parts of a fake sp_chip that the scheduler-pass tests share: the
+ * a2a3 core numbering, the geometry, finished tickets the test moves, and
+ * a chip on which nothing faults, times out or is timed. Include it after
+ * defining `struct sp_chip` with a `geo` (sp_geometry) and a
+ * `finished[RT_SCHED_MAX_CORES]` member; the including test defines the
+ * rest (queue depth, dispatch, the event waits) as its scenario needs. */
+#ifndef SP_TESTS_FAKE_CHIP_COMMON_H
+#define SP_TESTS_FAKE_CHIP_COMMON_H
+
+#include "platform/chip.h"
+
+/* The numbering of simpler/device_info.h: lane 0 of every cluster first,
+ * then the other lanes cluster by cluster. */
+uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
+{
+    const sp_geometry *g = &chip->geo;
+    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
+}
+const sp_geometry *sp_chip_geometry(const sp_chip *chip)
+{
+    return &chip->geo;
+}
+uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
+{
+    return chip->finished[core];
+}
+int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+    return 0;
+}
+void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *s, uint64_t *e)
+{
+    (void)chip, (void)core, (void)ticket;
+    *s = *e = 0;
+}
+uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
+{
+    (void)chip, (void)core;
+    return 0;
+}
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+}
+bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+    return false;
+}
+
+#endif
