@@ -220,7 +220,9 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
 {
     hbg_rt *r = rt;
     const hbg_task *t = &r->tasks[task];
-    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX)
+    /* Checking mode verifies a task's red zones when it is reaped: a
+     * follower would run first, and its damage would be blamed on `task`. */
+    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX || t->check_mask)
         return RT_FOLLOW_NEVER;
     const uint32_t *fanout = r->fanout + t->fanout_begin;
     bool waiting = false; /* a consumer of the right shape still waits for another producer */

@@ -199,7 +199,9 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
     tmr_rt *r = rt;
     tmr_ctl *c = r->c;
     const tmr_task *t = tmr_slot(c, (int64_t)task);
-    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX)
+    /* Checking mode verifies a task's red zones when it is reaped: a
+     * follower would run first, and its damage would be blamed on `task`. */
+    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX || t->check_mask)
         return RT_FOLLOW_NEVER;
     /* Acquire: pairs with the link's release CAS: the consumer's slot and
      * its hold (edge node) are visible. */
