@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "common/wait.h"
+#include "cpu_while_sleeping.h"
 
 static sp__waitword word;
 
@@ -58,21 +59,11 @@ Test(wait, parked_waiter_is_woken_by_store)
 Test(wait, parked_waiter_is_woken_by_add_and_uses_no_cpu)
 {
     atomic_store(&word.value, 0);
-    struct rusage before, after;
     pthread_t th;
     pthread_create(&th, NULL, waiter, (void *)(uintptr_t)0);
     wake_after_parked();
-    getrusage(RUSAGE_SELF, &before);
     /* Let the parked waiter sit for a while: it must not burn CPU. */
-    uint64_t until = sp_now_ns() + 200ull * 1000 * 1000;
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    while (sp_now_ns() < until)
-        nanosleep(&ts, NULL);
-    getrusage(RUSAGE_SELF, &after);
-    double cpu_ms = (after.ru_utime.tv_sec - before.ru_utime.tv_sec) * 1e3 +
-                    (after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e3 +
-                    (after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 +
-                    (after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e3;
+    double cpu_ms = cpu_ms_while_sleeping(200ull * 1000 * 1000);
     cr_assert_lt(cpu_ms, 10.0, "parked waiter used %.1f ms CPU in 200 ms", cpu_ms);
     sp__waitword_add(&word, 5);
     void *ret;

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "common/wait.h"
+#include "cpu_while_sleeping.h"
 
 static const sp__wait_policy policy = {.spin_ns = 2000, .yield_ns = 1000};
 
@@ -108,17 +109,7 @@ Test(wait_adapt, an_idle_adaptive_waiter_still_parks_and_is_woken)
     uint64_t deadline = sp_now_ns() + 5ull * 1000 * 1000 * 1000;
     while (atomic_load(&word.parked) == 0)
         cr_assert_lt(sp_now_ns(), deadline, "adaptive waiter never parked");
-    struct rusage before, after;
-    getrusage(RUSAGE_SELF, &before);
-    uint64_t until = sp_now_ns() + 100ull * 1000 * 1000;
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    while (sp_now_ns() < until)
-        nanosleep(&ts, NULL);
-    getrusage(RUSAGE_SELF, &after);
-    double cpu_ms = (after.ru_utime.tv_sec - before.ru_utime.tv_sec) * 1e3 +
-                    (after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e3 +
-                    (after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 +
-                    (after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e3;
+    double cpu_ms = cpu_ms_while_sleeping(100ull * 1000 * 1000);
     cr_assert_lt(cpu_ms, 10.0, "parked adaptive waiter used %.1f ms CPU in 100 ms", cpu_ms);
     sp__waitword_store(&word, 3);
     void *ret;
