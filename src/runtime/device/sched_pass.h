@@ -76,6 +76,26 @@ typedef struct rt_sched_hooks {
 
 enum { RT_FOLLOW_NEVER = 0, RT_FOLLOW_LATER = 1, RT_FOLLOW_FOUND = 2 };
 
+/* The follow rules both runtimes apply (rt_sched_hooks.follow). A producer
+ * may be followed when it is one block, not MIX (its other blocks or lanes
+ * run elsewhere, unordered), and has no red zones to verify (the checking
+ * mode checks them at its reap; a follower would run first and have its
+ * own overrun blamed on the producer). */
+static inline bool rt_follow_producer_ok(uint32_t block_num, uint8_t shape, uint32_t check_mask)
+{
+    return block_num == 1 && shape != SP_SHAPE_MIX && !check_mask;
+}
+
+/* A consumer may follow on a core of queue q's kind when it is one block of
+ * that kind, with a kernel for the core's lane (`lane_kernel` >= 0) and no
+ * predicate (the scheduler evaluates it once the producers finished). */
+static inline bool rt_follow_consumer_ok(uint32_t block_num, uint8_t shape, int q, uint8_t pred_op,
+                                         int32_t lane_kernel)
+{
+    return block_num == 1 && rt_queue_of_shape(shape) == q && pred_op == SP_PRED_NONE &&
+           lane_kernel >= 0;
+}
+
 /* Payloads the scheduler keeps queued per core, at most (the chip's depth
  * may be smaller). */
 #define RT_SCHED_QUEUE_MAX 8

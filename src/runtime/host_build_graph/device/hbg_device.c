@@ -220,16 +220,13 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
 {
     hbg_rt *r = rt;
     const hbg_task *t = &r->tasks[task];
-    /* Checking mode verifies a task's red zones when it is reaped: a
-     * follower would run first, and its damage would be blamed on `task`. */
-    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX || t->check_mask)
+    if (!rt_follow_producer_ok(t->block_num, t->shape, t->check_mask))
         return RT_FOLLOW_NEVER;
     const uint32_t *fanout = r->fanout + t->fanout_begin;
     bool waiting = false; /* a consumer of the right shape still waits for another producer */
     for (uint32_t i = *cursor; i < t->fanout_count; i++) {
         hbg_task *ct = &r->tasks[fanout[i]];
-        if (ct->block_num != 1 || rt_queue_of_shape(ct->shape) != q ||
-            ct->pred_op != SP_PRED_NONE || ct->kernel[lane] < 0) {
+        if (!rt_follow_consumer_ok(ct->block_num, ct->shape, q, ct->pred_op, ct->kernel[lane])) {
             if (!waiting)
                 *cursor = i + 1; /* never this one: the next scan starts past it */
             continue;

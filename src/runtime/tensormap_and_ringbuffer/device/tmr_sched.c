@@ -199,9 +199,7 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
     tmr_rt *r = rt;
     tmr_ctl *c = r->c;
     const tmr_task *t = tmr_slot(c, (int64_t)task);
-    /* Checking mode verifies a task's red zones when it is reaped: a
-     * follower would run first, and its damage would be blamed on `task`. */
-    if (t->block_num != 1 || t->shape == SP_SHAPE_MIX || t->check_mask)
+    if (!rt_follow_producer_ok(t->block_num, t->shape, t->check_mask))
         return RT_FOLLOW_NEVER;
     /* Acquire: pairs with the link's release CAS: the consumer's slot and
      * its hold (edge node) are visible. */
@@ -210,8 +208,7 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
         const tmr_hold *e = tmr_hold_at(c, h - 1);
         h = e->next >> 1;
         tmr_task *ct = tmr_slot(c, e->consumer);
-        if (ct->block_num != 1 || rt_queue_of_shape(ct->shape) != q ||
-            ct->pred_op != SP_PRED_NONE || ct->kernel[lane] < 0)
+        if (!rt_follow_consumer_ok(ct->block_num, ct->shape, q, ct->pred_op, ct->kernel[lane]))
             continue;
         uint32_t one = 1;
         /* Relaxed pre-check: the CAS decides; this only skips its cost. */
