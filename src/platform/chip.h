@@ -8,7 +8,8 @@
  *     sp_chip_core_queue_depth payloads: it starts the next queued payload
  *     as soon as one finishes, without a round trip to the scheduler.
  *     Dispatch only to a core with room (sp_chip_core_pending below the
- *     depth); each core is driven by one scheduler thread at a time
+ *     depth); several payloads may be posted and then rung at once
+ *     (sp_chip_post, sp_chip_ring); each core is driven by one scheduler thread at a time
  *     (schedulers partition the cores between them).
  *   - Each dispatch gets a ticket: the core's dispatch counter modulo 2^30
  *     (SP_CHIP_TICKET_MASK). sp_chip_core_finished says up to which ticket
@@ -81,14 +82,26 @@ uint32_t sp_chip_core_cluster(const sp_chip *chip, uint32_t core);
 /* How many payloads a core holds at once (the running one included), >= 1. */
 uint32_t sp_chip_core_queue_depth(const sp_chip *chip);
 /* Queue `payload` on `core` (copied; the caller may reuse it) and return its
- * ticket. The core must have room and be owned by the calling scheduler. */
+ * ticket. The core must have room and be owned by the calling scheduler.
+ * The same as sp_chip_post, then sp_chip_ring. */
 uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *payload);
+/* Write `payload` into `core`'s queue behind what is there, without telling
+ * the core (it may or may not start it before the next sp_chip_ring):
+ * returns its ticket. Room and ownership as for sp_chip_dispatch; the
+ * payloads posted and not rung count against the room. A hardware queue's
+ * descriptor write before its doorbell. */
+uint32_t sp_chip_post(sp_chip *chip, uint32_t core, const sp_chip_payload *payload);
+/* Start everything posted to `core` (the doorbell: one fenced store, and a
+ * wake only if the core sleeps); nothing to do if nothing was posted since
+ * the last ring. Until it is rung, a posted payload may wait forever. */
+void sp_chip_ring(sp_chip *chip, uint32_t core);
 /* Non-blocking: the ticket up to which `core` has finished (acquire: those
  * kernels' stores are visible to the caller); the initial ticket is 0. */
 uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core);
-/* Non-blocking: payloads dispatched to `core` and not finished yet. */
+/* Non-blocking: payloads dispatched (or posted) to `core` and not finished
+ * yet. Only the owning scheduler may ask. */
 uint32_t sp_chip_core_pending(sp_chip *chip, uint32_t core);
-/* Non-blocking: true when `core` has finished everything dispatched to it. */
+/* Non-blocking: true when `core` has finished everything rung on it. */
 bool sp_chip_core_idle(sp_chip *chip, uint32_t core);
 /* After `ticket` finished, for a SP_PAYLOAD_TIMED dispatch: when the core
  * started and ended its kernel (sp__ticks() values). */

@@ -291,11 +291,13 @@ Test(chip_handshake, core_state_follows_ack_and_fin, .timeout = 60)
 
 /* A core's queue: payloads dispatched behind a running kernel wait, then run
  * in ticket order without the scheduler; tickets are consecutive and the
- * finished ticket moves only as they finish. */
+ * finished ticket moves only as they finish. Posted ones (sp_chip_post)
+ * count as pending at once and run the same way once rung together. */
 typedef struct queue_ctx {
     uint64_t gate_fn, gate_args, gate;
     uint64_t order_fn, order_args;
     uint64_t deadline_ns;
+    uint64_t post; /* queue them with sp_chip_post and one sp_chip_ring */
     uint32_t result[4]; /* host-visible: depth, first ticket, finished while held, last */
 } queue_ctx;
 
@@ -319,8 +321,15 @@ static int queue_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_
                              .args = (const uint64_t *)(uintptr_t)qc->order_args,
                              .task_id = 100 + k,
                              .block_num = 1};
-        if (sp_chip_dispatch(chip, core, &p) != ((first + k) & SP_CHIP_TICKET_MASK))
+        uint32_t t = qc->post ? sp_chip_post(chip, core, &p) : sp_chip_dispatch(chip, core, &p);
+        if (t != ((first + k) & SP_CHIP_TICKET_MASK))
             return BAD_TICKET;
+    }
+    if (qc->post) {
+        if (sp_chip_core_pending(chip, core) != depth)
+            return NOT_QUEUED;
+        sp_chip_ring(chip, core);
+        sp_chip_ring(chip, core); /* nothing new posted: harmless */
     }
     if (sp_chip_core_pending(chip, core) != depth || sp_chip_core_idle(chip, core))
         return NOT_QUEUED;
@@ -341,7 +350,7 @@ static int queue_scheduler(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_
     return 0;
 }
 
-static void run_queue_test(uint32_t depth)
+static void run_queue_test(uint32_t depth, bool post)
 {
     sp_device_options opt = {.settings = {.sim = {.core_queue = depth}}};
     sp_device *dev = NULL;
@@ -359,7 +368,8 @@ static void run_queue_test(uint32_t depth)
                     .gate = gate,
                     .order_fn = (uint64_t)(uintptr_t)sp_kernel_binary_entry(ko),
                     .order_args = order_args,
-                    .deadline_ns = DEADLINE_MS(30000)};
+                    .deadline_ns = DEADLINE_MS(30000),
+                    .post = post};
     uint64_t ctx = dev_upload(dev, &qc, sizeof qc);
     launch_and_wait(dev, queue_scheduler, ctx, 1, 45000);
     queue_ctx back;
@@ -384,13 +394,20 @@ static void run_queue_test(uint32_t depth)
 
 Test(chip_handshake, queued_payloads_run_in_ticket_order, .timeout = 60)
 {
-    run_queue_test(4);
-    run_queue_test(8);
+    run_queue_test(4, false);
+    run_queue_test(8, false);
+}
+
+Test(chip_handshake, posted_payloads_run_in_ticket_order_once_rung, .timeout = 60)
+{
+    run_queue_test(4, true);
+    run_queue_test(8, true);
+    run_queue_test(2, true);
 }
 
 Test(chip_handshake, a_queue_of_one_still_runs_everything, .timeout = 60)
 {
-    run_queue_test(1);
+    run_queue_test(1, false);
 }
 
 /* A chained payload (SP_PAYLOAD_CHAINED: a consumer queued behind its

@@ -1,7 +1,8 @@
 /* The scheduler pass reads the cluster's shape from the chip's geometry:
  * how many lanes a cluster has, each lane's core kind, which core is which
  * lane. Driven here over a fake chip (fake_chip_common.h and this file:
- * every dispatch finishes at once, and is logged) with shapes the sim does
+ * every posted payload finishes at once, and is logged; a pass leaves
+ * nothing posted and not rung) with shapes the sim does
  * not build — a two-lane cluster (AIC + AIV) and a cluster with its AIC on
  * the last lane — and the a2a3 one: AIC blocks go to AIC cores only, AIV
  * blocks to AIV cores only, a MIX block takes every lane of one idle
@@ -30,6 +31,9 @@ typedef struct dispatch_rec {
 struct sp_chip {
     sp_geometry geo;
     uint32_t finished[RT_SCHED_MAX_CORES];
+    uint32_t posted[RT_SCHED_MAX_CORES];
+    uint32_t rung[RT_SCHED_MAX_CORES];
+    uint32_t rings;
     dispatch_rec log[FAKE_MAX_LOG];
     uint32_t logged;
 };
@@ -41,11 +45,18 @@ uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
     (void)chip;
     return 2;
 }
-uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
+uint32_t sp_chip_post(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
 {
     cr_assert_lt(chip->logged, FAKE_MAX_LOG);
     chip->log[chip->logged++] = (dispatch_rec){core, p->task_id, p->block_idx, p->sub_block};
-    return chip->finished[core] = (chip->finished[core] + 1) & SP_CHIP_TICKET_MASK;
+    chip->posted[core] = (chip->posted[core] + 1) & SP_CHIP_TICKET_MASK;
+    return chip->finished[core] = chip->posted[core];
+}
+void sp_chip_ring(sp_chip *chip, uint32_t core)
+{
+    cr_assert_neq(chip->rung[core], chip->posted[core], "core %u rung with nothing posted", core);
+    chip->rung[core] = chip->posted[core];
+    chip->rings++;
 }
 
 /* ---- a runtime of a few tasks ---------------------------------------------- */
@@ -154,9 +165,13 @@ static void run_and_check(const sp_geometry *geo, fake_rt *r, uint32_t threads)
         bool progress = false;
         for (uint32_t t = 0; t < threads; t++)
             progress |= rt_sched_pass(&s[t], &hooks, r);
+        for (uint32_t k = 0; k < RT_SCHED_MAX_CORES; k++)
+            cr_assert_eq(chip.rung[k], chip.posted[k], "core %u: posted %u, rung only %u", k,
+                         chip.posted[k], chip.rung[k]);
         if (!progress)
             break;
     }
+    cr_assert_leq(chip.rings, chip.logged);
     for (uint32_t id = 0; id < r->count; id++)
         cr_assert_eq(r->done[id], r->blocks[id], "task %u: %u of %u blocks done", id, r->done[id],
                      r->blocks[id]);

@@ -29,10 +29,14 @@ uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
     (void)chip;
     return 4;
 }
-uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
+uint32_t sp_chip_post(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
 {
     (void)p;
     return chip->sent[core] = (chip->sent[core] + 1) & SP_CHIP_TICKET_MASK;
+}
+void sp_chip_ring(sp_chip *chip, uint32_t core)
+{
+    (void)chip, (void)core;
 }
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {

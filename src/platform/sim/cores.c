@@ -37,7 +37,7 @@ static bool claim_ticket(sim_core *core, uint32_t n)
 static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
 {
     sim_result *res = &core->result[n % SIM_QUEUE_MAX];
-    res->fault = why; /* plain: the FIN release publishes it */
+    core->fault[n % SIM_QUEUE_MAX] = why; /* plain: the FIN release publishes it */
     res->start_ns = res->end_ns = 0;
     if (sim_core_start(core, n, true) != SP_OK) {
         struct sim_chip *chip = (struct sim_chip *)core->chip;
@@ -46,7 +46,7 @@ static void finish_lost_ticket(sim_core *core, uint32_t n, int why)
         uint32_t rung = atomic_load_explicit(&core->doorbell.value, memory_order_acquire);
         while (!(rung & SIM_DOORBELL_STOP) && n != rung) {
             n = (n + 1) & SIM_SEQ_MASK;
-            core->result[n % SIM_QUEUE_MAX].fault = why;
+            core->fault[n % SIM_QUEUE_MAX] = why;
         }
         /* No successor to announce it: before FIN (a waiter that misses it
          * wakes at its next timeout check). */
@@ -118,8 +118,7 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
      * clean. Its result was written by this thread, or by the one that
      * abandoned it before starting this thread; the queue wraps onto its
      * slot only after this ticket. */
-    if ((p.flags & SP_PAYLOAD_CHAINED) &&
-        core->result[((n - 1) & SIM_SEQ_MASK) % SIM_QUEUE_MAX].fault)
+    if ((p.flags & SP_PAYLOAD_CHAINED) && core->fault[((n - 1) & SIM_SEQ_MASK) % SIM_QUEUE_MAX])
         fault = SP_FAULT_UPSTREAM;
     else if (p.fn) {
         ctx->block_idx = p.block_idx;
@@ -130,7 +129,7 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
     }
     if (!claim_ticket(core, n))
         return false;
-    res->fault = fault;               /* plain: the FIN release publishes it */
+    core->fault[n % SIM_QUEUE_MAX] = fault; /* plain: the FIN release publishes it */
     if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
         res->start_ns = t0;
         res->end_ns = sp__ticks();
@@ -250,18 +249,36 @@ uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core_id)
 
 uint32_t sp_chip_core_pending(sp_chip *chip, uint32_t core_id)
 {
+    /* Posted ones count: they hold their slots. */
     sim_core *core = &chip->cores[core_id];
-    return (doorbell_seq(core) - sp_chip_core_finished(chip, core_id)) & SIM_SEQ_MASK;
+    return (core->posted - sp_chip_core_finished(chip, core_id)) & SIM_SEQ_MASK;
+}
+
+uint32_t sp_chip_post(sp_chip *chip, uint32_t core_id, const sp_chip_payload *payload)
+{
+    assert(core_id < chip->core_count);
+    sim_core *core = &chip->cores[core_id];
+    uint32_t n = (core->posted + 1) & SIM_SEQ_MASK;
+    assert(((n - sp_chip_core_finished(chip, core_id)) & SIM_SEQ_MASK) <= chip->queue_depth &&
+           "post to a full core");
+    core->payload[n % SIM_QUEUE_MAX] = *payload;
+    core->posted = n;
+    return n;
+}
+
+void sp_chip_ring(sp_chip *chip, uint32_t core_id)
+{
+    assert(core_id < chip->core_count);
+    sim_core *core = &chip->cores[core_id];
+    /* One fenced store covers every payload posted since the last ring. */
+    if (core->posted != doorbell_seq(core))
+        sp__waitword_store(&core->doorbell, core->posted);
 }
 
 uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core_id, const sp_chip_payload *payload)
 {
-    assert(core_id < chip->core_count);
-    sim_core *core = &chip->cores[core_id];
-    assert(sp_chip_core_pending(chip, core_id) < chip->queue_depth && "dispatch to a full core");
-    uint32_t n = (doorbell_seq(core) + 1) & SIM_SEQ_MASK;
-    core->payload[n % SIM_QUEUE_MAX] = *payload;
-    sp__waitword_store(&core->doorbell, n);
+    uint32_t n = sp_chip_post(chip, core_id, payload);
+    sp_chip_ring(chip, core_id);
     return n;
 }
 
@@ -336,7 +353,7 @@ void sim_chip_wait_cores_idle(struct sp_chip *chip)
 int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
 {
     assert(core < chip->core_count);
-    return chip->cores[core].result[ticket % SIM_QUEUE_MAX].fault;
+    return chip->cores[core].fault[ticket % SIM_QUEUE_MAX];
 }
 
 void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)

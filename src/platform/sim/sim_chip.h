@@ -4,12 +4,17 @@
  *   launch.c  the AICPU thread pool and sp_device_launch / poll / wait
  *
  * Handshake registers, one set per core, each on its own cache line:
- *   dispatch line  doorbell (the ticket of the last payload dispatched) + a
+ *   dispatch line  doorbell (the ticket of the last payload rung) + a
  *                  ring of payloads, ticket n in slot n % SIM_QUEUE_MAX;
  *                  written only by the scheduler that owns the core
  *   status line    ACK|n while ticket n runs, FIN|n once tickets up to n
- *                  have finished, + each ticket's result; written only by
- *                  the core
+ *                  have finished, + each slot's fault; written only by the
+ *                  core (its timestamps follow on the next lines)
+ *   posted line    the ticket of the last payload written (sp_chip_post),
+ *                  rung or not: the scheduler's own, never read by the core
+ * A scheduler that posts several payloads rings each core once
+ * (sp_chip_ring): one fenced doorbell store per core and pass, not one per
+ * payload.
  * A core works through its ring in ticket order without waiting for the
  * scheduler between payloads: a scheduler that keeps a core's queue topped
  * up hides its own latency (and its time off the CPU) behind the kernels.
@@ -47,10 +52,9 @@
  * most this, is how many of them a scheduler may fill. */
 #define SIM_QUEUE_MAX 8
 
-/* What the core reports for one ticket; plain fields published by FIN. */
+/* When the core ran a timed ticket; plain fields published by FIN. */
 typedef struct sim_result {
     uint64_t start_ns, end_ns; /* sp__ticks() of a timed payload */
-    int fault;                 /* signal that ended the kernel, 0 if none */
 } sim_result;
 
 typedef struct sim_core {
@@ -64,7 +68,14 @@ typedef struct sim_core {
     /* The ticket a scheduler asked to abandon (sp_chip_core_interrupt): the
      * interrupt signal ends the running kernel only if it is that one. */
     _Atomic uint32_t interrupt;
+    /* Per slot, the signal that ended its last ticket's kernel, 0 if none
+     * (plain, published by FIN): on the status word's line, so a reap
+     * reads both with one transfer. */
+    int fault[SIM_QUEUE_MAX];
     sim_result result[SIM_QUEUE_MAX];
+
+    /* Posted line: the scheduler's, never touched by the core. */
+    alignas(SP_CACHE_LINE) uint32_t posted;
 
     /* Constant after create. */
     alignas(SP_CACHE_LINE) struct sp_chip *chip;

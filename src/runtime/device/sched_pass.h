@@ -154,6 +154,12 @@ typedef struct rt_sched {
     uint32_t follow_none[RT_SCHED_MAX_CORES];
     uint32_t pass_no;
     uint64_t chained;
+    /* Cores with payloads posted in this pass and not rung yet: the pass
+     * rings each once at its end (sp_chip_ring), so a core that takes
+     * several payloads costs one fenced doorbell store. */
+    bool unrung[RT_SCHED_MAX_CORES];
+    uint32_t ring[RT_SCHED_MAX_CORES];
+    uint32_t ring_count;
 } rt_sched;
 
 /* How long an interrupted kernel has to answer before its core is
@@ -220,7 +226,9 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->interrupted[i] = s->abandoned[i] = false;
         s->follow_open[i] = false;
         s->follow_none[i] = 0;
+        s->unrung[i] = false;
     }
+    s->ring_count = 0;
     s->pass_no = 1;
     s->chained = 0;
     for (uint32_t c = 0; c < RT_SCHED_MAX_CLUSTERS; c++) {
@@ -265,7 +273,7 @@ static inline bool rt_sched_busy(const rt_sched *s)
 }
 
 /* Queue (task, block) on `core` with payload `flags`; false if the lane
- * has nothing to run. */
+ * has nothing to run. Posted only: the pass rings it (rt_sched_ring). */
 static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h, void *rt,
                                            uint32_t core, uint64_t task, uint32_t block, int lane,
                                            uint32_t flags)
@@ -290,8 +298,22 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
     s->follow_open[core] = h->follow != NULL;
     s->follow_at[core] = 0;
     s->follow_none[core] = 0; /* a new tail: ask about it in this pass too */
-    s->sent[core] = sp_chip_dispatch(s->chip, core, &p);
+    s->sent[core] = sp_chip_post(s->chip, core, &p);
+    if (!s->unrung[core]) {
+        s->unrung[core] = true;
+        s->ring[s->ring_count++] = core;
+    }
     return true;
+}
+
+/* Start what this pass posted: each core's doorbell once. */
+static inline void rt_sched_ring(rt_sched *s)
+{
+    for (uint32_t i = 0; i < s->ring_count; i++) {
+        sp_chip_ring(s->chip, s->ring[i]);
+        s->unrung[s->ring[i]] = false;
+    }
+    s->ring_count = 0;
 }
 
 static inline bool rt_sched_dispatch(rt_sched *s, const rt_sched_hooks *h, void *rt, uint32_t core,
@@ -453,7 +475,8 @@ static inline bool rt_sched_cluster_idle(const rt_sched *s, uint32_t c)
 
 /* One pass over this thread's clusters: reap every core, then fill queues
  * breadth first — every core's first slot before anyone's second, so ready
- * work spreads over idle cores before it queues behind busy ones. A core
+ * work spreads over idle cores before it queues behind busy ones. Idle
+ * cores are rung after the first level; the rest once, at the end. A core
  * with room whose last task has a consumer that may follow it takes that
  * consumer first: it is on the critical path, and its inputs are the
  * core's own last outputs. Returns true if anything happened. */
@@ -520,9 +543,14 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
                 followers |= h->follow != NULL;
             }
         }
+        /* Level 1 fed idle cores: start them now; the cores fed behind
+         * running work are rung once, at the end. */
+        if (level == 1)
+            rt_sched_ring(s);
         if (!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX] && !followers)
             break;
     }
+    rt_sched_ring(s);
     if (s->timeout_ns && (++s->passes & 1023) == 0)
         rt_sched_timeouts(s);
     return progress;
