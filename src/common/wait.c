@@ -205,6 +205,7 @@ uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wai
         sp__cpu_relax();
     }
     end = SP_WAIT_END_YIELD;
+    uint32_t lonely = 0;
     for (uint64_t before = 0;;) {
         v = sp__waitword_load(w);
         if (v != old)
@@ -219,6 +220,14 @@ uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wai
             slow_yield = true;
             break;
         }
+        /* Yields that come straight back while the group is crowded: no
+         * other thread wants this CPU, so the ones that need one queue on
+         * another CPU, and the kernel does not move them onto a CPU that
+         * looks busy. Parking frees this one for them. */
+        if (before)
+            lonely = sp__wait_lonely_count(lonely, now - before);
+        if (sp__wait_lonely_park(lonely, crowded))
+            break;
         if (now >= yield_end)
             break;
         before = now;

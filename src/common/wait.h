@@ -62,6 +62,10 @@ typedef struct sp__wait_adapt {
 #define SP_WAIT_SPIN_FLOOR_NS 200u
 #define SP_WAIT_YIELD_SLOW_NS 50000u
 #define SP_WAIT_SKIP_FIRST 16u
+/* A yield shorter than this handed the CPU to nobody; this many in a row,
+ * while the group's awake threads outnumber its CPUs, end the yield rung. */
+#define SP_WAIT_YIELD_LONELY_NS 1500u
+#define SP_WAIT_LONELY_YIELDS 16u
 #define SP_WAIT_SKIP_MAX 1024u
 
 /* How a wait ended, for sp__wait_adapt_note. */
@@ -70,6 +74,18 @@ typedef enum sp__wait_end {
     SP_WAIT_END_YIELD,    /* while yielding, every yield quick */
     SP_WAIT_END_PARK,     /* after parking (or a timeout) */
 } sp__wait_end;
+
+/* The lonely-yield rule: the count of yields in a row that came straight
+ * back, after one that took `yield_ns`; and whether that count ends the
+ * yield rung (only while the group is crowded). Exposed for its tests. */
+static inline uint32_t sp__wait_lonely_count(uint32_t lonely, uint64_t yield_ns)
+{
+    return yield_ns < SP_WAIT_YIELD_LONELY_NS ? lonely + 1 : 0;
+}
+static inline bool sp__wait_lonely_park(uint32_t lonely, bool crowded)
+{
+    return crowded && lonely >= SP_WAIT_LONELY_YIELDS;
+}
 
 /* Start `a` at the policy's rungs. */
 void sp__wait_adapt_init(sp__wait_adapt *a, const sp__wait_policy *policy);

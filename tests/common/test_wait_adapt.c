@@ -1,13 +1,15 @@
 /* The adaptive wait (issue 18): the spin budget follows the recent waits'
  * length (down to a floor when the partner is off its CPU, back up when
  * handoffs are short again), a slow yield makes the next waits skip the
- * yield rung for a doubling number of waits, and an adaptive waiter that
+ * yield rung for a doubling number of waits, yields that come straight
+ * back in a crowded group end the yield rung, and an adaptive waiter that
  * has nothing to wait for still parks (no CPU while idle). No timing is
  * asserted: the rule is checked on given wait lengths, and the waits
  * below end by deadlines, which only bound them from below. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "common/wait.h"
 #include "cpu_while_sleeping.h"
@@ -117,4 +119,56 @@ Test(wait_adapt, an_idle_adaptive_waiter_still_parks_and_is_woken)
     cr_assert_eq((uint32_t)(uintptr_t)ret, 3);
     /* It waited over 100 ms: the shared history says "spin no more than the floor". */
     cr_assert_lt(spin_of(&shared), 2000);
+}
+
+/* The lonely-yield rule on given yield lengths: in a crowded group (more
+ * awake threads than CPUs), SP_WAIT_LONELY_YIELDS yields in a row that
+ * came straight back (nobody else wanted the CPU: the threads that need
+ * one queue on another CPU, and the kernel does not move them onto one
+ * that looks busy) end the yield rung; one that handed the CPU over starts
+ * the count again; an uncrowded group yields on. */
+Test(wait_adapt, lonely_yields_in_a_crowded_group_end_the_yield_rung)
+{
+    uint32_t lonely = 0;
+    for (uint32_t i = 1; i < SP_WAIT_LONELY_YIELDS; i++) {
+        lonely = sp__wait_lonely_count(lonely, 300);
+        cr_assert_not(sp__wait_lonely_park(lonely, true), "parked after %u lonely yields", i);
+    }
+    cr_assert_eq(sp__wait_lonely_count(lonely, 5000), 0, "a yield that switched restarts it");
+    lonely = sp__wait_lonely_count(lonely, SP_WAIT_YIELD_LONELY_NS - 1);
+    cr_assert(sp__wait_lonely_park(lonely, true));
+    cr_assert_not(sp__wait_lonely_park(lonely, false), "an uncrowded group yields on");
+    cr_assert_not(sp__wait_lonely_park(sp__wait_lonely_count(lonely, SP_WAIT_YIELD_LONELY_NS), true));
+}
+
+/* And a crowded waiter alone on its CPU parks well inside its 4 s yield
+ * rung, and is woken. */
+static _Atomic uint32_t crowd = 5;
+static const sp__wait_policy crowded_policy = {
+    .spin_ns = 2000, .yield_ns = 4000000000u, .awake = &crowd, .cpus = 1, .counted = false};
+
+static void *crowded_waiter(void *arg)
+{
+    (void)arg;
+    return (void *)(uintptr_t)sp__waitword_wait_adaptive(&word, 0, &crowded_policy, NULL, 0, NULL,
+                                                         NULL);
+}
+
+Test(wait_adapt, a_crowded_waiter_whose_yields_come_straight_back_parks)
+{
+    atomic_store(&word.value, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, crowded_waiter, NULL);
+    /* This thread looks only every millisecond, off the CPU in between, so
+     * the waiter's yields find nobody to hand its CPU to. */
+    uint64_t deadline = sp_now_ns() + 2000ull * 1000 * 1000;
+    const struct timespec ms = {0, 1000 * 1000};
+    while (atomic_load(&word.parked) == 0) {
+        cr_assert_lt(sp_now_ns(), deadline, "a crowded waiter yielded on alone for 2 s");
+        nanosleep(&ms, NULL);
+    }
+    sp__waitword_store(&word, 7);
+    void *ret;
+    pthread_join(th, &ret);
+    cr_assert_eq((uint32_t)(uintptr_t)ret, 7);
 }
