@@ -183,3 +183,56 @@ Test(sched_idle_wait, a_new_launch_starts_unused)
     r.ready[SP_Q_AIC] = 8;
     cr_assert_not(waits_every_finish());
 }
+
+/* How often the pass asks a runtime about a follower of a core's last
+ * task (rt_sched_hooks.follow): a new tail at once; after RT_FOLLOW_LATER,
+ * again at every pass (tmr: a consumer may be linked at any time); after
+ * RT_FOLLOW_AFTER_FINISH, only once the chip event moved (hbg: only a
+ * completion can leave a consumer waiting on the tail alone), so passes
+ * that nothing finished between do not rescan the tail's consumers. */
+static int follow_answer;
+static uint32_t follow_asked;
+static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next)
+{
+    (void)rt, (void)task, (void)q, (void)lane, (void)cursor, (void)next;
+    follow_asked++;
+    return follow_answer;
+}
+static const rt_sched_hooks follow_hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+    .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
+    .follow = hook_follow,
+};
+
+static uint32_t asks_over_passes(int answer)
+{
+    launch();
+    follow_answer = answer;
+    follow_asked = 0;
+    r.ready[SP_Q_AIV] = 2; /* one task on each AIV lane, both left running */
+    rt_sched_pass(&s, &follow_hooks, &r);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 1);
+    cr_assert_eq(follow_asked, 2, "each new tail is asked about at once");
+    for (int p = 0; p < 5; p++) /* nothing finishes */
+        rt_sched_pass(&s, &follow_hooks, &r);
+    return follow_asked;
+}
+
+Test(sched_idle_wait, a_tail_is_asked_again_per_pass_or_after_a_finish)
+{
+    cr_assert_eq(asks_over_passes(RT_FOLLOW_LATER), 2 + 5 * 2, "LATER: every pass");
+    cr_assert_eq(asks_over_passes(RT_FOLLOW_NEVER), 2, "NEVER: not again");
+    cr_assert_eq(asks_over_passes(RT_FOLLOW_AFTER_FINISH), 2, "AFTER_FINISH: nothing finished");
+    /* One lane's task finishes: the event moves, and the other lane's tail
+     * (still running) is asked once more, then not again. */
+    finish(AIV1, 1);
+    rt_sched_pass(&s, &follow_hooks, &r);
+    cr_assert_eq(rt_sched_inflight(&s, AIV1), 0);
+    cr_assert_eq(follow_asked, 3);
+    rt_sched_pass(&s, &follow_hooks, &r);
+    cr_assert_eq(follow_asked, 3);
+}

@@ -1,6 +1,7 @@
 /* The parts of a fake sp_chip that the scheduler-pass tests share: the
- * a2a3 core numbering, the geometry, finished tickets the test moves, and
- * a chip on which nothing faults, times out or is timed. Include it after
+ * a2a3 core numbering, the geometry, finished tickets the test moves, a
+ * chip event that moves with them, and a chip on which nothing faults,
+ * times out or is timed. Include it after
  * defining `struct sp_chip` with a `geo` (sp_geometry) and a
  * `finished[RT_SCHED_MAX_CORES]` member; the including test defines the
  * rest (queue depth, dispatch, the event waits) as its scenario needs. */
@@ -23,6 +24,14 @@ const sp_geometry *sp_chip_geometry(const sp_chip *chip)
 uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
 {
     return chip->finished[core];
+}
+/* The chip event: moves with every finish (the sum of the finished tickets). */
+uint32_t sp_chip_event_snapshot(sp_chip *chip)
+{
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < RT_SCHED_MAX_CORES; k++)
+        sum += chip->finished[k];
+    return sum;
 }
 int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
 {

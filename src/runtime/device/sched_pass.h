@@ -70,11 +70,14 @@ typedef struct rt_sched_hooks {
      * it ready) and return RT_FOLLOW_FOUND with *next; its completion
      * comes from its reap, after `task`'s. *cursor (0 when `task` became
      * the tail) is the runtime's place in its scan. RT_FOLLOW_LATER: none
-     * now, ask again; RT_FOLLOW_NEVER: none from this task. */
+     * now, ask again at the next pass (a consumer may still be linked);
+     * RT_FOLLOW_AFTER_FINISH: none until some payload finishes (only a
+     * finish can leave a consumer waiting on `task` alone); RT_FOLLOW_NEVER:
+     * none from this task. */
     int (*follow)(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next);
 } rt_sched_hooks;
 
-enum { RT_FOLLOW_NEVER = 0, RT_FOLLOW_LATER = 1, RT_FOLLOW_FOUND = 2 };
+enum { RT_FOLLOW_NEVER = 0, RT_FOLLOW_LATER = 1, RT_FOLLOW_FOUND = 2, RT_FOLLOW_AFTER_FINISH = 3 };
 
 /* The follow rules both runtimes apply (rt_sched_hooks.follow). A producer
  * may be followed when it is one block, not MIX (its other blocks or lanes
@@ -147,12 +150,15 @@ typedef struct rt_sched {
     /* Following (hooks->follow): per core, whether its last queued task
      * may still have a consumer to queue behind it, the runtime's cursor
      * in that task's consumers, and the pass that last found none there
-     * (asked again at the next pass, not at every level of this one);
-     * tasks this thread queued so. */
+     * (asked again at the next pass, not at every level of this one) or,
+     * for RT_FOLLOW_AFTER_FINISH, the chip event then (asked again once it
+     * moved: some payload finished); tasks this thread queued so. */
     bool follow_open[RT_SCHED_MAX_CORES];
+    bool follow_after_fin[RT_SCHED_MAX_CORES];
     uint32_t follow_at[RT_SCHED_MAX_CORES];
     uint32_t follow_none[RT_SCHED_MAX_CORES];
     uint32_t pass_no;
+    uint32_t pass_event; /* the chip event when this pass began */
     uint64_t chained;
     /* Cores with payloads posted in this pass and not rung yet: the pass
      * rings each once at its end (sp_chip_ring), so a core that takes
@@ -225,6 +231,7 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->sent[i] = s->reaped[i] = s->first[i] = sp_chip_core_finished(chip, i);
         s->interrupted[i] = s->abandoned[i] = false;
         s->follow_open[i] = false;
+        s->follow_after_fin[i] = false;
         s->follow_none[i] = 0;
         s->unrung[i] = false;
     }
@@ -296,6 +303,7 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
     s->task[core][slot] = task;
     s->lane[core][slot] = (uint8_t)lane;
     s->follow_open[core] = h->follow != NULL;
+    s->follow_after_fin[core] = false;
     s->follow_at[core] = 0;
     s->follow_none[core] = 0; /* a new tail: ask about it in this pass too */
     s->sent[core] = sp_chip_post(s->chip, core, &p);
@@ -322,6 +330,18 @@ static inline bool rt_sched_dispatch(rt_sched *s, const rt_sched_hooks *h, void 
     return rt_sched_dispatch_flags(s, h, rt, core, task, block, lane, 0);
 }
 
+/* Whether to ask hooks->follow about `core`'s last task in this pass: a
+ * new tail at once; one that found none, at the next pass, or (after
+ * RT_FOLLOW_AFTER_FINISH) once the chip event moved. */
+static inline bool rt_sched_follow_due(const rt_sched *s, uint32_t core)
+{
+    /* A new tail has follow_none 0, which no pass number is. */
+    if (!s->follow_open[core])
+        return false;
+    return s->follow_after_fin[core] ? s->follow_none[core] != s->pass_event
+                                     : s->follow_none[core] != s->pass_no;
+}
+
 /* Queue a consumer of `core`'s last queued task (unfinished: the core has
  * payloads in flight) right behind it, on lane l of its cluster. Chained:
  * it does not run if that task faults. */
@@ -336,8 +356,9 @@ static inline bool rt_sched_follow(rt_sched *s, const rt_sched_hooks *h, void *r
     int lane = s->lane_task[l];
     int r = h->follow(rt, tail, s->lane_queue[l], lane, &s->follow_at[core], &next);
     if (r != RT_FOLLOW_FOUND) {
-        s->follow_open[core] = r == RT_FOLLOW_LATER;
-        s->follow_none[core] = s->pass_no;
+        s->follow_open[core] = r == RT_FOLLOW_LATER || r == RT_FOLLOW_AFTER_FINISH;
+        s->follow_after_fin[core] = r == RT_FOLLOW_AFTER_FINISH;
+        s->follow_none[core] = r == RT_FOLLOW_AFTER_FINISH ? s->pass_event : s->pass_no;
         return false;
     }
     /* The hook checked the lane has a kernel: this dispatch happens. */
@@ -486,6 +507,8 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
     const uint32_t C = s->clusters, L = s->lanes;
     if (++s->pass_no == 0) /* 0 is "never": skip it at the wrap */
         s->pass_no = 1;
+    if (h->follow)
+        s->pass_event = sp_chip_event_snapshot(s->chip);
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
         for (uint32_t l = 0; l < L; l++)
             progress |= rt_sched_reap(s, h, rt, c, s->core[c][l]);
@@ -523,12 +546,10 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
                 uint32_t k = cores[l], in = rt_sched_inflight(s, k);
                 if (in >= level) {
                     /* Not tried yet: it may take one at a later level. */
-                    followers |= h->follow && s->follow_open[k] && in < s->depth &&
-                                 s->follow_none[k] != s->pass_no;
+                    followers |= h->follow && in < s->depth && rt_sched_follow_due(s, k);
                     continue;
                 }
-                if (h->follow && in && s->follow_open[k] && s->follow_none[k] != s->pass_no &&
-                    rt_sched_follow(s, h, rt, k, l)) {
+                if (h->follow && in && rt_sched_follow_due(s, k) && rt_sched_follow(s, h, rt, k, l)) {
                     progress = followers = true;
                     continue;
                 }

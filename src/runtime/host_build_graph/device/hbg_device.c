@@ -242,10 +242,12 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
         waiting = true;
     }
     /* A consumer still waiting for another producer may be left with this
-     * one alone before it finishes: look again next pass, while the rest
-     * of the list is short enough to scan each time. Otherwise it is made
-     * ready by the last completion, as usual. */
-    return waiting && t->fanout_count - *cursor <= HBG_FOLLOW_RESCAN ? RT_FOLLOW_LATER
+     * one alone before it finishes, by that producer's completion (the
+     * graph is whole: no consumer is linked later): look again once a
+     * payload finished, while the rest of the list is short enough to scan
+     * each time. Otherwise it is made ready by the last completion, as
+     * usual. */
+    return waiting && t->fanout_count - *cursor <= HBG_FOLLOW_RESCAN ? RT_FOLLOW_AFTER_FINISH
                                                                      : RT_FOLLOW_NEVER;
 }
 
