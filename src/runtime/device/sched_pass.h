@@ -609,11 +609,11 @@ static inline void rt_sched_idle_wait(rt_sched *s, uint32_t snapshot)
     uint64_t deadline = rt_sched_timeouts(s);
     if (s->wake_by && (!deadline || s->wake_by < deadline))
         deadline = s->wake_by;
-    if (rt_sched_lane_starved(s))
-        sp_chip_event_wait(s->chip, snapshot, deadline);
-    else
-        sp_chip_event_wait_batched(s->chip, snapshot, deadline);
-    if (deadline)
+    int rc = rt_sched_lane_starved(s) ? sp_chip_event_wait(s->chip, snapshot, deadline)
+                                      : sp_chip_event_wait_batched(s->chip, snapshot, deadline);
+    /* A wait the event ended needs no look now: the next idle wait looks
+     * first (and every 1024 passes look). */
+    if (deadline && rc == SP_ETIMEOUT)
         rt_sched_timeouts(s);
 }
 
