@@ -223,10 +223,11 @@ uint32_t sp__waitword_wait_adaptive(sp__waitword *w, uint32_t old, const sp__wai
         /* Yields that come straight back while the group is crowded: no
          * other thread wants this CPU, so the ones that need one queue on
          * another CPU, and the kernel does not move them onto a CPU that
-         * looks busy. Parking frees this one for them. */
+         * looks busy. Parking frees this one for them, for a waiter whose
+         * policy can afford the wake-up (park_when_lonely). */
         if (before)
             lonely = sp__wait_lonely_count(lonely, now - before);
-        if (sp__wait_lonely_park(lonely, crowded))
+        if (policy->park_when_lonely && sp__wait_lonely_park(lonely, crowded))
             break;
         if (now >= yield_end)
             break;

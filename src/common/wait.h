@@ -30,6 +30,12 @@ typedef struct sp__wait_policy {
     _Atomic uint32_t *awake;
     uint32_t cpus;
     bool counted; /* the waiter is one of the threads `awake` counts */
+    /* Park after SP_WAIT_LONELY_YIELDS yields in a row that came straight
+     * back while the group is crowded (sp__wait_lonely_park): for a waiter
+     * that nothing needs soon (a scheduler whose cores all have work
+     * queued), not for one on a handoff's critical path, whose wake-up
+     * would cost more than the CPU it frees. */
+    bool park_when_lonely;
 } sp__wait_policy;
 
 /* What one waiter (or a group of waiters on the same handoff) learned from
@@ -63,7 +69,8 @@ typedef struct sp__wait_adapt {
 #define SP_WAIT_YIELD_SLOW_NS 50000u
 #define SP_WAIT_SKIP_FIRST 16u
 /* A yield shorter than this handed the CPU to nobody; this many in a row,
- * while the group's awake threads outnumber its CPUs, end the yield rung. */
+ * while the group's awake threads outnumber its CPUs, end the yield rung
+ * of a policy with park_when_lonely. */
 #define SP_WAIT_YIELD_LONELY_NS 1500u
 #define SP_WAIT_LONELY_YIELDS 16u
 #define SP_WAIT_SKIP_MAX 1024u

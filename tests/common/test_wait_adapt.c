@@ -145,7 +145,8 @@ Test(wait_adapt, lonely_yields_in_a_crowded_group_end_the_yield_rung)
  * rung, and is woken. */
 static _Atomic uint32_t crowd = 5;
 static const sp__wait_policy crowded_policy = {
-    .spin_ns = 2000, .yield_ns = 4000000000u, .awake = &crowd, .cpus = 1, .counted = false};
+    .spin_ns = 2000, .yield_ns = 4000000000u, .awake = &crowd, .cpus = 1, .counted = false,
+    .park_when_lonely = true};
 
 static void *crowded_waiter(void *arg)
 {

@@ -209,6 +209,8 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     chip->view.wait.counted = true;
     chip->view.wait.cpus = (uint32_t)cpus;
     sp__wait_adapt_init(&chip->view.event_wait, &chip->view.wait);
+    chip->view.batched_wait = chip->view.wait;
+    chip->view.batched_wait.park_when_lonely = true;
     chip->host_wait = chip->view.wait;
     chip->host_wait.cpus = cpus > 1 ? (uint32_t)cpus - 1 : 1;
     chip->host_wait.yield_ns = 20000;

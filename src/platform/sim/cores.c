@@ -317,8 +317,8 @@ uint32_t sp_chip_event_snapshot(sp_chip *chip)
 int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
     int timed_out = 0;
-    sp__waitword_wait_adaptive(&chip->event, snapshot, &chip->wait, &chip->event_wait, deadline_ns,
-                               &timed_out, NULL);
+    sp__waitword_wait_adaptive(&chip->event, snapshot, &chip->batched_wait, &chip->event_wait,
+                               deadline_ns, &timed_out, NULL);
     return timed_out ? SP_ETIMEOUT : SP_OK;
 }
 

@@ -109,6 +109,11 @@ struct sp_chip {
      * CPUs, yield at once when they do not (a spinner would only keep the
      * thread it waits for off the CPU). */
     sp__wait_policy wait; /* .awake points at `awake` below */
+    /* The same for a scheduler whose cores all have work queued
+     * (sp_chip_event_wait_batched): a finish wakes it only when a queue
+     * runs low, so it parks once its yields find nobody to hand the CPU
+     * to (park_when_lonely), which frees that CPU for the cores. */
+    sp__wait_policy batched_wait;
     uint32_t queue_depth; /* payloads a core holds, 1..SIM_QUEUE_MAX */
     uint32_t low_water;   /* a FIN leaving this many or fewer queued always wakes */
     /* Bumped by every FIN (and by notify): what idle schedulers park on. A
