@@ -138,15 +138,19 @@ Test(wait_adapt, lonely_yields_in_a_crowded_group_end_the_yield_rung)
     lonely = sp__wait_lonely_count(lonely, SP_WAIT_YIELD_LONELY_NS - 1);
     cr_assert(sp__wait_lonely_park(lonely, true));
     cr_assert_not(sp__wait_lonely_park(lonely, false), "an uncrowded group yields on");
-    cr_assert_not(sp__wait_lonely_park(sp__wait_lonely_count(lonely, SP_WAIT_YIELD_LONELY_NS), true));
+    cr_assert_not(
+        sp__wait_lonely_park(sp__wait_lonely_count(lonely, SP_WAIT_YIELD_LONELY_NS), true));
 }
 
 /* And a crowded waiter alone on its CPU parks well inside its 4 s yield
  * rung, and is woken. */
 static _Atomic uint32_t crowd = 5;
-static const sp__wait_policy crowded_policy = {
-    .spin_ns = 2000, .yield_ns = 4000000000u, .awake = &crowd, .cpus = 1, .counted = false,
-    .park_when_lonely = true};
+static const sp__wait_policy crowded_policy = {.spin_ns = 2000,
+                                               .yield_ns = 4000000000u,
+                                               .awake = &crowd,
+                                               .cpus = 1,
+                                               .counted = false,
+                                               .park_when_lonely = true};
 
 static void *crowded_waiter(void *arg)
 {

@@ -297,7 +297,7 @@ typedef struct queue_ctx {
     uint64_t gate_fn, gate_args, gate;
     uint64_t order_fn, order_args;
     uint64_t deadline_ns;
-    uint64_t post; /* queue them with sp_chip_post and one sp_chip_ring */
+    uint64_t post;      /* queue them with sp_chip_post and one sp_chip_ring */
     uint32_t result[4]; /* host-visible: depth, first ticket, finished while held, last */
 } queue_ctx;
 

@@ -92,14 +92,10 @@ static bool hook_failed(void *rt)
     return false;
 }
 
-static const rt_sched_hooks hooks = {
-    .pop = hook_pop,
-    .payload = hook_payload,
-    .block_done = hook_block_done,
-    .describe = hook_describe,
-    .fault = hook_fault,
-    .failed = hook_failed,
-};
+#define FAKE_PASS_HOOKS                                                                            \
+    .pop = hook_pop, .payload = hook_payload, .block_done = hook_block_done,                       \
+    .describe = hook_describe, .fault = hook_fault, .failed = hook_failed
+static const rt_sched_hooks hooks = {FAKE_PASS_HOOKS};
 
 enum { AIC = 0, AIV0 = 1, AIV1 = 2 }; /* core numbers of the one cluster */
 
@@ -198,15 +194,7 @@ static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *curso
     follow_asked++;
     return follow_answer;
 }
-static const rt_sched_hooks follow_hooks = {
-    .pop = hook_pop,
-    .payload = hook_payload,
-    .block_done = hook_block_done,
-    .describe = hook_describe,
-    .fault = hook_fault,
-    .failed = hook_failed,
-    .follow = hook_follow,
-};
+static const rt_sched_hooks follow_hooks = {FAKE_PASS_HOOKS, .follow = hook_follow};
 
 static uint32_t asks_over_passes(int answer)
 {

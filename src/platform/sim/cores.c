@@ -130,7 +130,7 @@ static bool run_ticket(sim_core_thread *self, sp_kernel_ctx *ctx, uint32_t n)
     if (!claim_ticket(core, n))
         return false;
     core->fault[n % SIM_QUEUE_MAX] = fault; /* plain: the FIN release publishes it */
-    if (p.flags & SP_PAYLOAD_TIMED) { /* plain stores: the FIN release publishes them */
+    if (p.flags & SP_PAYLOAD_TIMED) {       /* plain stores: the FIN release publishes them */
         res->start_ns = t0;
         res->end_ns = sp__ticks();
     }

@@ -549,7 +549,8 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
                     followers |= h->follow && in < s->depth && rt_sched_follow_due(s, k);
                     continue;
                 }
-                if (h->follow && in && rt_sched_follow_due(s, k) && rt_sched_follow(s, h, rt, k, l)) {
+                if (h->follow && in && rt_sched_follow_due(s, k) &&
+                    rt_sched_follow(s, h, rt, k, l)) {
                     progress = followers = true;
                     continue;
                 }
