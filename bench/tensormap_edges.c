@@ -1,7 +1,8 @@
 /* The TensorMap's edge set and cost as programs run longer: ping-pong
  * stencils read through halo views (whole-row tiles, and 2-D tiles),
  * wavefront sweeps and repeated tiled Cholesky over the same buffers,
- * straight on rt_tensormap_access as host_build_graph calls it (the map
+ * straight on rt_tensormap_access as host_build_graph calls it (the
+ * programs: tests/support/edges_programs.h, at the sizes below; the map
  * grown when full). For each, at two iteration counts: edges per task
  * (over the run, and in its last iteration), live accesses at the end, and
  * ns per task (median of the rounds; the map's work only, no runtime).
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "bench_stats.h"
+#include "edges_programs.h"
 #include "runtime/device/tensormap.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
@@ -23,7 +25,7 @@
 #define BUF_A 0x7f0000100000ull
 #define BUF_B 0x7f0010000000ull
 
-enum { ROWS, STENCIL_2D, WAVEFRONT, CHOLESKY, PROGS };
+enum { PROGS = EDGES_PROGS };
 static const char *const prog_key[PROGS] = {"row", "2d", "wavefront", "cholesky"};
 static const char *const prog_name[PROGS] = {"row stencil 64 tiles", "2-D stencil 16x16 tiles",
                                              "wavefront 32x32 tiles", "Cholesky 16x16 tiles"};
@@ -63,93 +65,55 @@ static void access_view(run *r, sp_tensor v, int dir)
         die("access", rc);
 }
 
-/* Rows [r0, r0+h) x columns [c0, c0+w) of an R x C f32 matrix, clipped. */
-static sp_tensor box(uint64_t addr, int64_t R, int64_t C, int64_t r0, int64_t h, int64_t c0,
-                     int64_t w)
+/* Box b of the program's matrix A or B (clipped by the generator) as an
+ * f32 view. */
+static sp_tensor view(const edges_geom *g, const edges_box *b)
 {
-    const int64_t shape[2] = {R, C};
-    if (r0 < 0)
-        h += r0, r0 = 0;
-    if (c0 < 0)
-        w += c0, c0 = 0;
-    if (r0 + h > R)
-        h = R - r0;
-    if (c0 + w > C)
-        w = C - c0;
+    const int64_t shape[2] = {g->R, g->C};
     sp_tensor m, rows, v;
-    if (sp_tensor_init(&m, addr, SP_DTYPE_F32, 2, shape) || sp_tensor_slice(&m, 0, r0, h, &rows) ||
-        sp_tensor_slice(&rows, 1, c0, w, &v))
+    if (sp_tensor_init(&m, b->buf ? BUF_B : BUF_A, SP_DTYPE_F32, 2, shape) ||
+        sp_tensor_slice(&m, 0, b->r, b->h, &rows) || sp_tensor_slice(&rows, 1, b->c, b->w, &v))
         die("a view", SP_ESHAPE);
     return v;
 }
 
-static void task_end(run *r)
+typedef struct emitter {
+    run *r;
+    const edges_geom *g;
+    uint32_t iter;
+} emitter;
+
+/* One task of the shared generator: its inputs IN, its output
+ * OUT_EXISTING (SET1) or INOUT; the last iteration's figures start afresh. */
+static int emit(void *ctx, const edges_task *t)
 {
+    emitter *e = ctx;
+    run *r = e->r;
+    if (t->iter != e->iter) {
+        e->iter = t->iter;
+        r->last_tasks = r->last_edges = 0;
+    }
+    for (int k = 0; k < t->n_in; k++)
+        access_view(r, view(e->g, &t->in[k]), SP_IN);
+    access_view(r, view(e->g, &t->out), t->func == EDGES_SET1 ? SP_OUT_EXISTING : SP_INOUT);
     r->edges += r->deps.count;
     r->last_tasks++;
     r->last_edges += r->deps.count;
     r->task++;
     r->deps.count = 0;
+    return 0;
 }
 
-/* Tile (i, j) of a T x T grid of 4 x 4 tiles. */
-static sp_tensor tile(int64_t T, int64_t i, int64_t j)
-{
-    return box(BUF_A, T * 4, T * 4, i * 4, 4, j * 4, 4);
-}
+/* The programs' shapes here: row stencil of 64 tiles of 4 rows, 2-D
+ * stencil of 16 x 16 tiles, wavefront 32 x 32 and Cholesky 16 x 16 tiles,
+ * tiles of 4 x 4. */
+static const edges_geom prog_geom[PROGS] = {
+    {256, 64, 4, 64, false}, {64, 64, 4, 4, false}, {128, 128, 4, 4, false}, {64, 64, 4, 4, false}};
 
 static void program(run *r, int prog, uint32_t iters)
 {
-    for (uint32_t k = 0; k < iters; k++) {
-        r->last_tasks = r->last_edges = 0;
-        uint64_t src = k % 2 ? BUF_B : BUF_A, dst = k % 2 ? BUF_A : BUF_B;
-        if (prog == ROWS) {
-            for (int64_t i = 0; i < 64; i++) {
-                access_view(r, box(src, 256, 64, i * 4 - 1, 6, 0, 64), SP_IN);
-                access_view(r, box(dst, 256, 64, i * 4, 4, 0, 64), SP_OUT_EXISTING);
-                task_end(r);
-            }
-        } else if (prog == STENCIL_2D) {
-            for (int64_t i = 0; i < 16; i++)
-                for (int64_t j = 0; j < 16; j++) {
-                    access_view(r, box(src, 64, 64, i * 4 - 1, 6, j * 4 - 1, 6), SP_IN);
-                    access_view(r, box(dst, 64, 64, i * 4, 4, j * 4, 4), SP_OUT_EXISTING);
-                    task_end(r);
-                }
-        } else if (prog == WAVEFRONT) {
-            for (int64_t i = 0; i < 32; i++)
-                for (int64_t j = 0; j < 32; j++) {
-                    if (i > 0)
-                        access_view(r, tile(32, i - 1, j), SP_IN);
-                    if (j > 0)
-                        access_view(r, tile(32, i, j - 1), SP_IN);
-                    access_view(r, tile(32, i, j), SP_INOUT);
-                    task_end(r);
-                }
-        } else {
-            const int64_t T = 16;
-            for (int64_t p = 0; p < T; p++) {
-                access_view(r, tile(T, p, p), SP_INOUT);
-                task_end(r);
-                for (int64_t i = p + 1; i < T; i++) {
-                    access_view(r, tile(T, p, p), SP_IN);
-                    access_view(r, tile(T, i, p), SP_INOUT);
-                    task_end(r);
-                }
-                for (int64_t i = p + 1; i < T; i++) {
-                    access_view(r, tile(T, i, p), SP_IN);
-                    access_view(r, tile(T, i, i), SP_INOUT);
-                    task_end(r);
-                    for (int64_t j = p + 1; j < i; j++) {
-                        access_view(r, tile(T, i, p), SP_IN);
-                        access_view(r, tile(T, j, p), SP_IN);
-                        access_view(r, tile(T, i, j), SP_INOUT);
-                        task_end(r);
-                    }
-                }
-            }
-        }
-    }
+    emitter e = {.r = r, .g = &prog_geom[prog]};
+    edges_program(prog, iters, e.g, emit, &e);
 }
 
 int main(int argc, char **argv)

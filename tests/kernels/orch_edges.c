@@ -43,5 +43,6 @@ static int submit(void *ctx, const edges_task *e)
 SP_ORCHESTRATION(orch_edges)
 {
     submitter s = {.o = o, .m = {&args->tensors[0], &args->tensors[1]}};
-    edges_program((int)args->scalars[0], (uint32_t)args->scalars[1], submit, &s);
+    const edges_geom g = edges_geom_of((int)args->scalars[0]);
+    edges_program((int)args->scalars[0], (uint32_t)args->scalars[1], &g, submit, &s);
 }

@@ -77,20 +77,6 @@ static void hook_block_done(void *rt, uint64_t task)
 {
     (void)rt, (void)task;
 }
-static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *r)
-{
-    (void)rt, (void)task, (void)lane, (void)r;
-}
-static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran)
-{
-    (void)rt, (void)task, (void)lane, (void)core, (void)sig, (void)ran;
-    cr_assert_fail("no kernel faults on the fake chip");
-}
-static bool hook_failed(void *rt)
-{
-    (void)rt;
-    return false;
-}
 
 #define FAKE_PASS_HOOKS                                                                            \
     .pop = hook_pop, .payload = hook_payload, .block_done = hook_block_done,                       \

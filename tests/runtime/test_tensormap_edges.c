@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edges_programs.h"
 #include "runtime/device/tensormap.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
@@ -38,31 +39,6 @@ typedef struct prog_run {
     int64_t task;
     edge_stats st;
 } prog_run;
-
-static sp_tensor matrix(uint64_t addr, int64_t rows, int64_t cols)
-{
-    const int64_t shape[2] = {rows, cols};
-    sp_tensor t;
-    cr_assert_eq(sp_tensor_init(&t, addr, SP_DTYPE_F32, 2, shape), SP_OK);
-    return t;
-}
-
-/* Rows [r, r+h) x columns [c, c+w) of m, clipped to m. */
-static sp_tensor box(const sp_tensor *m, int64_t r, int64_t h, int64_t c, int64_t w)
-{
-    if (r < 0)
-        h += r, r = 0;
-    if (c < 0)
-        w += c, c = 0;
-    if (r + h > m->shape[0])
-        h = m->shape[0] - r;
-    if (c + w > m->shape[1])
-        w = m->shape[1] - c;
-    sp_tensor rows, t;
-    cr_assert_eq(sp_tensor_slice(m, 0, r, h, &rows), SP_OK);
-    cr_assert_eq(sp_tensor_slice(&rows, 1, c, w, &t), SP_OK);
-    return t;
-}
 
 /* A new iteration: its tasks' figures start afresh. */
 static void iteration_begin(prog_run *p)
@@ -109,99 +85,55 @@ static void task_end(prog_run *p)
     p->task++;
 }
 
-/* Tiles per side of every program; stencils' tiles are TH x TW elements. */
+/* Tiles per side of every program (the row stencils' tiles are TH whole
+ * rows of 16 columns), and each program as tests/support/edges_programs.h
+ * generates it: the in-place row stencil is its row stencil on A alone. */
 #define NT 8
 #define TH 4
 #define TW 4
+static const int prog_of[PROGS] = {EDGES_STENCIL_ROWS, EDGES_STENCIL_ROWS, EDGES_STENCIL_2D,
+                                   EDGES_WAVEFRONT, EDGES_CHOLESKY};
+static const edges_geom prog_geom[PROGS] = {{NT * TH, 16, TH, 16, false},
+                                            {NT * TH, 16, TH, 16, true},
+                                            {NT * TH, NT *TW, TH, TW, false},
+                                            {NT * TH, NT *TW, TH, TW, false},
+                                            {NT * TH, NT *TW, TH, TW, false}};
 
-static void stencil(prog_run *p, int prog, uint32_t iters)
+typedef struct emitter {
+    prog_run *p;
+    const edges_geom *g;
+    uint32_t iter;
+} emitter;
+
+/* Box b of A or B as an f32 view. */
+static sp_tensor view(const edges_geom *g, const edges_box *b)
 {
-    const int64_t cols = prog == STENCIL_2D ? NT * TW : 16;
-    sp_tensor a = matrix(BUF_A, NT * TH, cols), b = matrix(BUF_B, NT * TH, cols);
-    const uint32_t per_side = prog == STENCIL_2D ? NT : 1;
-    for (uint32_t k = 0; k < iters; k++) {
-        iteration_begin(p);
-        const sp_tensor *src = k % 2 ? &b : &a;
-        const sp_tensor *dst = prog == STENCIL_INPLACE ? &a : k % 2 ? &a : &b;
-        for (int64_t i = 0; i < NT; i++)
-            for (int64_t j = 0; j < per_side; j++) {
-                task_begin(p);
-                if (prog == STENCIL_2D) {
-                    sp_tensor halo = box(src, i * TH - 1, TH + 2, j * TW - 1, TW + 2);
-                    sp_tensor own = box(dst, i * TH, TH, j * TW, TW);
-                    task_access(p, &halo, SP_IN);
-                    task_access(p, &own, SP_OUT_EXISTING);
-                } else {
-                    /* Whole rows: the halo is one row above and below. */
-                    sp_tensor halo =
-                        box(prog == STENCIL_INPLACE ? &a : src, i * TH - 1, TH + 2, 0, cols);
-                    sp_tensor own = box(dst, i * TH, TH, 0, cols);
-                    task_access(p, &halo, SP_IN);
-                    task_access(p, &own, prog == STENCIL_INPLACE ? SP_INOUT : SP_OUT_EXISTING);
-                }
-                task_end(p);
-            }
-    }
+    const int64_t shape[2] = {g->R, g->C};
+    sp_tensor m, rows, v;
+    cr_assert_eq(sp_tensor_init(&m, b->buf ? BUF_B : BUF_A, SP_DTYPE_F32, 2, shape), SP_OK);
+    cr_assert_eq(sp_tensor_slice(&m, 0, b->r, b->h, &rows), SP_OK);
+    cr_assert_eq(sp_tensor_slice(&rows, 1, b->c, b->w, &v), SP_OK);
+    return v;
 }
 
-/* Tile (i, j) of an NT x NT grid of TH x TW tiles over buffer A. */
-static sp_tensor grid_tile(int64_t i, int64_t j)
+/* One generated task: its inputs IN, its output OUT_EXISTING (SET1) or
+ * INOUT. */
+static int emit(void *ctx, const edges_task *t)
 {
-    sp_tensor m = matrix(BUF_A, NT * TH, NT * TW);
-    return box(&m, i * TH, TH, j * TW, TW);
-}
-
-static void wavefront(prog_run *p, uint32_t iters)
-{
-    for (uint32_t k = 0; k < iters; k++) {
-        iteration_begin(p);
-        for (int64_t i = 0; i < NT; i++)
-            for (int64_t j = 0; j < NT; j++) {
-                task_begin(p);
-                if (i > 0) {
-                    sp_tensor up = grid_tile(i - 1, j);
-                    task_access(p, &up, SP_IN);
-                }
-                if (j > 0) {
-                    sp_tensor left = grid_tile(i, j - 1);
-                    task_access(p, &left, SP_IN);
-                }
-                sp_tensor own = grid_tile(i, j);
-                task_access(p, &own, SP_INOUT);
-                task_end(p);
-            }
+    emitter *e = ctx;
+    if (t->iter != e->iter) {
+        e->iter = t->iter;
+        iteration_begin(e->p);
     }
-}
-
-static void cholesky_task(prog_run *p, int n_in, const int64_t (*in)[2], int64_t wi, int64_t wj)
-{
-    task_begin(p);
-    for (int r = 0; r < n_in; r++) {
-        sp_tensor t = grid_tile(in[r][0], in[r][1]);
-        task_access(p, &t, SP_IN);
+    task_begin(e->p);
+    for (int k = 0; k < t->n_in; k++) {
+        sp_tensor in = view(e->g, &t->in[k]);
+        task_access(e->p, &in, SP_IN);
     }
-    sp_tensor w = grid_tile(wi, wj);
-    task_access(p, &w, SP_INOUT);
-    task_end(p);
-}
-
-/* bench/suite/dag.h's right-looking Cholesky, factorizing the same tiles
- * again each iteration. */
-static void cholesky(prog_run *p, uint32_t iters)
-{
-    for (uint32_t it = 0; it < iters; it++) {
-        iteration_begin(p);
-        for (int64_t k = 0; k < NT; k++) {
-            cholesky_task(p, 0, NULL, k, k);
-            for (int64_t i = k + 1; i < NT; i++)
-                cholesky_task(p, 1, (const int64_t[][2]){{k, k}}, i, k);
-            for (int64_t i = k + 1; i < NT; i++) {
-                cholesky_task(p, 1, (const int64_t[][2]){{i, k}}, i, i);
-                for (int64_t j = k + 1; j < i; j++)
-                    cholesky_task(p, 2, (const int64_t[][2]){{i, k}, {j, k}}, i, j);
-            }
-        }
-    }
+    sp_tensor out = view(e->g, &t->out);
+    task_access(e->p, &out, t->func == EDGES_SET1 ? SP_OUT_EXISTING : SP_INOUT);
+    task_end(e->p);
+    return 0;
 }
 
 static edge_stats run_prog(int prog, uint32_t iters)
@@ -212,17 +144,8 @@ static edge_stats run_prog(int prog, uint32_t iters)
     size_t bytes = rt_tensormap_bytes(entries);
     p.mem = malloc(bytes);
     cr_assert_eq(rt_tensormap_init(&p.map, p.mem, bytes, entries), SP_OK);
-    switch (prog) {
-    case WAVEFRONT:
-        wavefront(&p, iters);
-        break;
-    case CHOLESKY:
-        cholesky(&p, iters);
-        break;
-    default:
-        stencil(&p, prog, iters);
-        break;
-    }
+    emitter e = {.p = &p, .g = &prog_geom[prog]};
+    edges_program(prog_of[prog], iters, e.g, emit, &e);
     p.st.live = p.map.used;
     p.st.high_water = p.map.high_water;
     free(p.mem);

@@ -20,6 +20,7 @@
 #include "simpler/tensor.h"
 #include "simpler/trace.h"
 #include "simpler/worker.h"
+#include "trace_pairs.h"
 
 #define HBG_MODULE SP_MODULE_DIR "/libsimpler_hbg_sim.so"
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
@@ -28,10 +29,6 @@ enum { RT_HBG = 0, RT_TMR = 1 };
 static const char *const rt_name[2] = {"hbg", "tmr"};
 static const char *const prog_name[EDGES_PROGS] = {"row stencil", "2-D stencil", "wavefront",
                                                    "Cholesky"};
-
-typedef struct pair {
-    uint64_t producer, consumer;
-} pair;
 
 typedef struct outcome {
     uint64_t m[2][EDGES_R * EDGES_C];
@@ -98,16 +95,6 @@ static int reference_task(void *ctx, const edges_task *t)
     return 0;
 }
 
-static int cmp_pair(const void *x, const void *y)
-{
-    const pair *a = x, *b = y;
-    if (a->consumer != b->consumer)
-        return a->consumer < b->consumer ? -1 : 1;
-    if (a->producer != b->producer)
-        return a->producer < b->producer ? -1 : 1;
-    return 0;
-}
-
 static void run_on(int rt, int prog, uint32_t iters, outcome *out)
 {
     init_matrices(out->m);
@@ -130,15 +117,8 @@ static void run_on(int rt, int prog, uint32_t iters, outcome *out)
     int rc = sp_worker_run(w[rt], 0, &args, &cfg, &st);
     cr_assert_eq(rc, SP_OK, "%s %s: %s: %s", rt_name[rt], prog_name[prog], sp_status_name(rc),
                  sp_worker_last_error(w[rt]));
-    const sp_run_trace *tr = sp_worker_last_trace(w[rt]);
-    cr_assert_not_null(tr);
-    cr_assert_eq(tr->edges_dropped, 0);
-    cr_assert_eq(tr->edge_count, st.edges, "%s: traced edges and the run's count", rt_name[rt]);
-    out->edges = calloc(tr->edge_count + 1, sizeof *out->edges);
-    for (uint64_t i = 0; i < tr->edge_count; i++)
-        out->edges[i] = (pair){tr->edges[i].producer, tr->edges[i].consumer};
-    qsort(out->edges, tr->edge_count, sizeof *out->edges, cmp_pair);
-    out->edge_count = tr->edge_count;
+    out->edges = trace_pairs(sp_worker_last_trace(w[rt]), &out->edge_count);
+    cr_assert_eq(out->edge_count, st.edges, "%s: traced edges and the run's count", rt_name[rt]);
     out->tasks = st.tasks;
 }
 
@@ -165,7 +145,8 @@ static uint64_t same_edges(int prog, uint32_t iters)
     static outcome o[2];
     static uint64_t want[2][EDGES_R * EDGES_C];
     init_matrices(want);
-    edges_program(prog, iters, reference_task, want);
+    const edges_geom g = edges_geom_of(prog);
+    edges_program(prog, iters, &g, reference_task, want);
     for (int rt = 0; rt < 2; rt++) {
         run_on(rt, prog, iters, &o[rt]);
         cr_assert_eq(memcmp(o[rt].m, want, sizeof want), 0,
@@ -185,7 +166,7 @@ static uint64_t same_edges(int prog, uint32_t iters)
                   (unsigned long long)o[1].edges[i].producer,
                   (unsigned long long)o[1].edges[i].consumer);
     uint64_t per_iter = 0;
-    edges_program(prog, 1, count_task, &per_iter);
+    edges_program(prog, 1, &g, count_task, &per_iter);
     uint64_t last = edges_into_last(&o[0], per_iter);
     cr_log_info("%s, %u iterations: %llu tasks, %llu edges (%.2f per task), %llu into the last "
                 "iteration's %llu tasks",

@@ -27,6 +27,7 @@
 #include "simpler/tensor.h"
 #include "simpler/trace.h"
 #include "simpler/worker.h"
+#include "trace_pairs.h"
 
 #define HBG_MODULE SP_MODULE_DIR "/libsimpler_hbg_sim.so"
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
@@ -303,34 +304,6 @@ static sp_run_stats run_job(int rt, job *j, const sp_call_config *cfg, const cha
     return st;
 }
 
-typedef struct pair {
-    uint64_t producer, consumer;
-} pair;
-
-static int cmp_pair(const void *x, const void *y)
-{
-    const pair *a = x, *b = y;
-    if (a->consumer != b->consumer)
-        return a->consumer < b->consumer ? -1 : 1;
-    if (a->producer != b->producer)
-        return a->producer < b->producer ? -1 : 1;
-    return 0;
-}
-
-/* The last trace's edges as sorted (producer, consumer) pairs. */
-static pair *trace_pairs(int rt, uint64_t *n)
-{
-    const sp_run_trace *tr = sp_worker_last_trace(w[rt]);
-    cr_assert_not_null(tr);
-    cr_assert_eq(tr->edges_dropped, 0);
-    pair *p = calloc(tr->edge_count + 1, sizeof *p);
-    for (uint64_t i = 0; i < tr->edge_count; i++)
-        p[i] = (pair){tr->edges[i].producer, tr->edges[i].consumer};
-    qsort(p, tr->edge_count, sizeof *p, cmp_pair);
-    *n = tr->edge_count;
-    return p;
-}
-
 /* 1. Predicates inside graph tasks: each layer's instance reads the flags
  * its router wrote (other values per layer) and a staged row, or flags
  * its body made; the body runs once; the same body called directly gives
@@ -364,7 +337,7 @@ static void predicates_inside_graph_tasks_in(int rt, int kind, uint32_t window)
                              "%s: the body ran %llu times", what, (unsigned long long)j.report[0]);
             if (seed == 1) {
                 assert_trace(rt, &ref, what);
-                edges[mode] = trace_pairs(rt, &edge_count[mode]);
+                edges[mode] = trace_pairs(sp_worker_last_trace(w[rt]), &edge_count[mode]);
             }
             job_free(&j);
         }

@@ -18,6 +18,7 @@
 #include "simpler/status.h"
 #include "simpler/trace.h"
 #include "simpler/worker.h"
+#include "trace_pairs.h"
 
 #define HBG_MODULE SP_MODULE_DIR "/libsimpler_hbg_sim.so"
 #define TMR_MODULE SP_MODULE_DIR "/libsimpler_tmr_sim.so"
@@ -25,10 +26,6 @@
 #define GRAPH_BUF 512
 enum { PROG_RANDOM = 0, PROG_LAYERS = 1, PROG_LONG = 2, PROG_ERRORS = 3, PROG_MISC = 4 };
 enum { MODE_GRAPH = 0, MODE_DIRECT = 1 };
-
-typedef struct pair {
-    uint64_t producer, consumer;
-} pair;
 
 /* One run's results: the buffers, the report, the edges (sorted pairs). */
 typedef struct outcome {
@@ -63,16 +60,6 @@ static sp_worker *open_worker(const char *module)
     return w;
 }
 
-static int cmp_pair(const void *x, const void *y)
-{
-    const pair *a = x, *b = y;
-    if (a->consumer != b->consumer)
-        return a->consumer < b->consumer ? -1 : 1;
-    if (a->producer != b->producer)
-        return a->producer < b->producer ? -1 : 1;
-    return 0;
-}
-
 /* Run program `prog` in `mode`; fills *out (edges when traced). */
 static int run(sp_worker *w, int prog, int mode, uint64_t seed, uint64_t variant,
                const sp_call_config *cfg, outcome *out)
@@ -99,12 +86,7 @@ static int run(sp_worker *w, int prog, int mode, uint64_t seed, uint64_t variant
     int rc = sp_worker_run(w, 0, &args, cfg, &out->stats);
     const sp_run_trace *tr = rc == SP_OK ? sp_worker_last_trace(w) : NULL;
     if (tr) {
-        cr_assert_eq(tr->edges_dropped, 0);
-        out->edge_count = tr->edge_count;
-        out->edges = calloc(tr->edge_count + 1, sizeof *out->edges);
-        for (uint64_t i = 0; i < tr->edge_count; i++)
-            out->edges[i] = (pair){tr->edges[i].producer, tr->edges[i].consumer};
-        qsort(out->edges, tr->edge_count, sizeof *out->edges, cmp_pair);
+        out->edges = trace_pairs(tr, &out->edge_count);
     }
     return rc;
 }

@@ -1,7 +1,8 @@
 /* The parts of a fake sp_chip that the scheduler-pass tests share: the
  * a2a3 core numbering, the geometry, finished tickets the test moves, a
  * chip event that moves with them, and a chip on which nothing faults,
- * times out or is timed. Include it after
+ * times out or is timed, with the runtime hooks that go with it (describe,
+ * fault, failed). Include it after sched_pass.h and criterion.h, and after
  * defining `struct sp_chip` with a `geo` (sp_geometry) and a
  * `finished[RT_SCHED_MAX_CORES]` member; the including test defines the
  * rest (queue depth, dispatch, the event waits) as its scenario needs. */
@@ -55,6 +56,23 @@ void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
 bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
 {
     (void)chip, (void)core, (void)ticket;
+    return false;
+}
+
+/* The pass hooks that are the same for every fake runtime on this chip:
+ * nothing traced, nothing faults, the run never fails. */
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *r)
+{
+    (void)rt, (void)task, (void)lane, (void)r;
+}
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran)
+{
+    (void)rt, (void)task, (void)lane, (void)core, (void)sig, (void)ran;
+    cr_assert_fail("no kernel faults on the fake chip");
+}
+static bool hook_failed(void *rt)
+{
+    (void)rt;
     return false;
 }
 
