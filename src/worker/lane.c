@@ -257,6 +257,7 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
     int rc = l->result;
     if (stats)
         *stats = l->stats;
+    pthread_mutex_lock(&w->wait_lock);
     wk_lease_trace_take(w, l);
     if (rc)
         worker_fail(w, rc, "%s", l->error);
@@ -265,6 +266,7 @@ static int lease_wait(sp_worker *w, const sp_run_handle *h, sp_run_stats *stats,
     /* The slot is free again; this handle's generation is now stale. */
     sp__waitword_store(&l->state, LEASE_FREE);
     wk_trace_autowrite(w); /* options.trace_path: nothing without one */
+    pthread_mutex_unlock(&w->wait_lock);
     return rc;
 }
 

@@ -65,6 +65,7 @@ int wk_trace_open(sp_worker *w, const sp_worker_options *o, const char *module_p
     if (path && *path && !(w->trace_path = strdup(path)))
         return SP_ENOMEM;
     pthread_mutex_init(&w->callables_lock, NULL); /* destroyed by wk_trace_free */
+    pthread_mutex_init(&w->wait_lock, NULL);      /* the same */
     /* libsimpler_<runtime>_<platform>.so names the runtime (discover.c). */
     const char *base = module_path ? strrchr(module_path, '/') : NULL;
     base = base ? base + 1 : module_path;
@@ -183,6 +184,7 @@ void wk_trace_free(sp_worker *w)
     free(w->trace_path);
     w->trace_path = NULL;
     pthread_mutex_destroy(&w->callables_lock);
+    pthread_mutex_destroy(&w->wait_lock);
     free(w->trace.records);
     free(w->trace.edges);
     memset(&w->trace, 0, sizeof w->trace);

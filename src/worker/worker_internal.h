@@ -93,6 +93,10 @@ struct sp_worker {
     struct sp_worker *log_next;
 
     char last_error[640];
+    /* Orders the waits that finish runs into the worker's "last run" state
+     * below (and its trace file): threads may wait on different runs of one
+     * worker at once, as level 3's driver and caller do. Per wait. */
+    pthread_mutex_t wait_lock;
     sp_run_trace trace;       /* the last waited run's trace (sp_worker_last_trace) */
     uint32_t trace_callable;  /* ... the callable it ran */
     sp_run_stats trace_stats; /* ... and its figures */

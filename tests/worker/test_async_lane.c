@@ -4,6 +4,7 @@
  * refused). A failed run poisons neither the lane nor the device; a module
  * without concurrent prepare gets a lane of depth 1. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "simpler/kernel.h"
 #include "simpler/status.h"
 #include "simpler/tensor.h"
+#include "simpler/trace.h"
 #include "simpler/worker.h"
 
 #include "orch_tmr_callable.h"
@@ -169,6 +171,47 @@ Test(lane, a_failed_run_poisons_neither_lane_nor_device)
     sp_run_handle hp;
     cr_assert_eq(sp_worker_submit(w, 0, &prep.args, NULL, &hp), SP_EINVAL);
     cr_assert_eq(sp_worker_run(w, 0, &good.args, NULL, NULL), SP_OK);
+}
+
+/* Two threads each submit and wait for their own traced runs on one
+ * worker at once (as level 3's driver thread and its caller do): every run
+ * finishes with its results and the worker keeps a last trace. (The race
+ * two such waits had on that trace, now ordered by wait_lock, was caught
+ * by ThreadSanitizer in l3/test_l3_deps, intermittently; here the lane
+ * thread's handoffs order the two threads too often for it to show.) */
+enum { RACE_RUNS = 40 };
+
+static void *submit_and_wait(void *arg)
+{
+    job *j = arg;
+    const sp_call_config cfg = {.trace_level = SP_TRACE_TASKS};
+    for (int k = 0; k < RACE_RUNS; k++) {
+        sp_run_handle h;
+        memset(j->y, 0, sizeof j->y);
+        if (sp_worker_submit(w, 0, &j->args, &cfg, &h) != SP_OK ||
+            sp_worker_wait(w, &h, NULL) != SP_OK)
+            return (void *)(uintptr_t)(k + 1);
+        for (uint64_t i = 0; i < 50; i++)
+            if (j->y[i] != i + 1)
+                return (void *)(uintptr_t)(k + 1);
+    }
+    return NULL;
+}
+
+Test(lane, two_threads_wait_for_their_own_runs_at_once)
+{
+    static job a, b;
+    job_init(&a, MODE_INDEPENDENT, 50);
+    job_init(&b, MODE_INDEPENDENT, 50);
+    pthread_t ta, tb;
+    cr_assert_eq(pthread_create(&ta, NULL, submit_and_wait, &a), 0);
+    cr_assert_eq(pthread_create(&tb, NULL, submit_and_wait, &b), 0);
+    void *ra, *rb;
+    pthread_join(ta, &ra);
+    pthread_join(tb, &rb);
+    cr_assert_null(ra, "thread a: run %d failed or lost its results", (int)(uintptr_t)ra);
+    cr_assert_null(rb, "thread b: run %d failed or lost its results", (int)(uintptr_t)rb);
+    cr_assert_not_null(sp_worker_last_trace(w), "the last waited run was traced");
 }
 
 static void open_tmr_depth1(void)
