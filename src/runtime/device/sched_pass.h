@@ -102,6 +102,11 @@ static inline bool rt_follow_consumer_ok(uint32_t block_num, uint8_t shape, int 
 /* Payloads the scheduler keeps queued per core, at most (the chip's depth
  * may be smaller). */
 #define RT_SCHED_QUEUE_MAX 8
+/* Expected run time a core may hold queued behind the payload it runs
+ * (rt_sched_cap): short tasks get the whole queue, a task longer than this
+ * waits behind at most one, so ready work is not stranded behind a long
+ * kernel while another core idles. */
+#define RT_SCHED_QUEUE_NS (40ull * 1000)
 
 typedef struct rt_sched {
     sp_chip *chip;
@@ -166,6 +171,29 @@ typedef struct rt_sched {
     bool unrung[RT_SCHED_MAX_CORES];
     uint32_t ring[RT_SCHED_MAX_CORES];
     uint32_t ring_count;
+    /* The queue bound (rt_sched_cap): per core, a running estimate of its
+     * payloads' run time (ns; 0: none measured yet) and since when it has
+     * had work without a break (when it was handed work while empty, or
+     * the last reap that left it some). The clock is read at most once a
+     * pass (`pass_ns`, 0 until read), by a reap that found finished work
+     * or a dispatch to an empty core; never per task. `clock_ns` is
+     * sp_now_ns (a test may drive its own); `queue_ns` the bound.
+     * `any_ns`: the estimate last updated on any core, for a core that
+     * has none yet. */
+    uint64_t (*clock_ns)(void);
+    uint64_t queue_ns;
+    uint64_t pass_ns;
+    uint64_t any_ns;
+    uint64_t late_ns; /* rt_sched_cap, rt_sched_note_runs */
+    uint64_t wake_ns;
+    /* Per core: the last fill left it short of the depth by the bound
+     * while there may have been ready work for it. */
+    bool capped[RT_SCHED_MAX_CORES];
+    /* Per core: busy_from is when it was handed work while empty (its
+     * thread may have to be woken and get a CPU first). */
+    bool from_empty[RT_SCHED_MAX_CORES];
+    uint64_t run_ns[RT_SCHED_MAX_CORES];
+    uint64_t busy_from[RT_SCHED_MAX_CORES];
 } rt_sched;
 
 /* How long an interrupted kernel has to answer before its core is
@@ -187,6 +215,80 @@ static inline uint32_t rt_sched_next_ticket(uint32_t t)
 static inline uint32_t rt_sched_inflight(const rt_sched *s, uint32_t core)
 {
     return (s->sent[core] - s->reaped[core]) & SP_CHIP_TICKET_MASK;
+}
+
+/* The pass's clock: read once, when first needed. */
+static inline uint64_t rt_sched_pass_clock(rt_sched *s)
+{
+    if (!s->pass_ns) {
+        s->pass_ns = s->clock_ns();
+        if (s->pass_ns > s->now)
+            s->now = s->pass_ns; /* a fresher coarse clock for the timeouts too */
+    }
+    return s->pass_ns;
+}
+
+/* How many payloads `core` may hold (the running one included): the
+ * chip's depth while its payloads are short or not measured yet (on this
+ * core or, lacking that, on any); else as many as fit the bound of
+ * expected run time behind the running one — at least one, so the core
+ * goes from one to the next without a round trip, and at most the depth.
+ * The bound is `queue_ns` plus twice what a core that runs dry has cost
+ * lately, at worst (a queued run that fits it only in part counts): the time a core handed work
+ * while empty takes to start
+ * (`wake_ns`) and the time this scheduler takes to see a core ran dry
+ * (`late_ns`). On a loaded machine both are milliseconds (a woken thread
+ * waits for a CPU), and a queue that holds less leaves the core idle for
+ * longer than a queued successor would strand work. */
+static inline uint32_t rt_sched_cap(const rt_sched *s, uint32_t core)
+{
+    uint64_t run = s->run_ns[core] ? s->run_ns[core] : s->any_ns;
+    if (!run || s->depth <= 2)
+        return s->depth;
+    uint64_t bound = s->queue_ns + 2 * (s->late_ns + s->wake_ns);
+    uint64_t fit = 1 + (bound + run - 1) / run;
+    return fit < 2 ? 2 : fit > s->depth ? s->depth : (uint32_t)fit;
+}
+
+/* `core` finished n payloads by `now`; `busy` whether it still holds some.
+ * It has had work without a break since busy_from. If it was reaped busy
+ * then and now, (now - busy_from) / n is its mean run time. Otherwise the
+ * interval holds more than n runs: the time its thread took to start after
+ * it was handed work while empty (woken, and on a loaded machine waiting
+ * milliseconds for a CPU), and if it ran dry, the time it sat idle before
+ * this reap — and if the bound held ready work back from it and it sat
+ * dry longer than `queue_ns`, the response missed a queued run more. What it exceeds n expected
+ * runs by is a sample of what a dry core costs, which a queue must cover (rt_sched_cap): of
+ * `wake_ns` if the interval began at a hand-over to an empty core, else of `late_ns`. Such an
+ * interval lowers the run-time estimate, never raises it (a late scheduler
+ * must not make short tasks look long). The run time moves a quarter of
+ * the way to each sample; the costs hold their peak, fading by 1/8 at each
+ * sample below it (their tail is what idles a core, not their mean). */
+static inline void rt_sched_note_runs(rt_sched *s, uint32_t core, uint32_t n, uint64_t now,
+                                      bool busy)
+{
+    uint64_t from = s->busy_from[core];
+    bool empty = s->from_empty[core], pure = busy && !empty;
+    if (busy) {
+        s->busy_from[core] = now;
+        s->from_empty[core] = false;
+    }
+    if (!from || now <= from || !n)
+        return;
+    uint64_t took = now - from, sample = took / n, run = s->run_ns[core];
+    if (!pure && run) {
+        uint64_t expected = run * n;
+        uint64_t late = took > expected ? took - expected : 0;
+        if (!busy && s->capped[core] && late > s->queue_ns)
+            late += run; /* it sat dry: the response missed a queued run too */
+        uint64_t *peak = empty ? &s->wake_ns : &s->late_ns;
+        *peak = late > *peak - *peak / 8 ? late : *peak - *peak / 8;
+    }
+    if (!run)
+        run = sample ? sample : 1;
+    else if (pure || sample < run)
+        run = run - run / 4 + sample / 4 + 1;
+    s->run_ns[core] = s->any_ns = run;
 }
 
 /* SP_OK if the pass can drive `chip`: at most RT_SCHED_MAX_CLUSTERS
@@ -234,8 +336,13 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->follow_after_fin[i] = false;
         s->follow_none[i] = 0;
         s->unrung[i] = false;
+        s->run_ns[i] = s->busy_from[i] = 0;
+        s->capped[i] = s->from_empty[i] = false;
     }
     s->ring_count = 0;
+    s->clock_ns = sp_now_ns;
+    s->queue_ns = RT_SCHED_QUEUE_NS;
+    s->pass_ns = s->any_ns = s->late_ns = s->wake_ns = 0;
     s->pass_no = 1;
     s->chained = 0;
     for (uint32_t c = 0; c < RT_SCHED_MAX_CLUSTERS; c++) {
@@ -297,6 +404,8 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
         s->slice[core][slot] = r;
     }
     if (!rt_sched_inflight(s, core)) {
+        s->busy_from[core] = rt_sched_pass_clock(s);
+        s->from_empty[core] = true;
         s->started[core] = s->now;
         s->interrupted[core] = s->abandoned[core] = false;
     }
@@ -462,6 +571,8 @@ static inline bool rt_sched_reap(rt_sched *s, const rt_sched_hooks *h, void *rt,
     uint32_t fin = sp_chip_core_finished(s->chip, core);
     if (fin == s->reaped[core])
         return false;
+    rt_sched_note_runs(s, core, (fin - s->reaped[core]) & SP_CHIP_TICKET_MASK,
+                       rt_sched_pass_clock(s), fin != s->sent[core]);
     while (s->reaped[core] != fin) {
         uint32_t t = s->reaped[core] = rt_sched_next_ticket(s->reaped[core]);
         uint32_t slot = t % RT_SCHED_QUEUE_MAX;
@@ -509,6 +620,7 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
         s->pass_no = 1;
     if (h->follow)
         s->pass_event = sp_chip_event_snapshot(s->chip);
+    s->pass_ns = 0;
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
         for (uint32_t l = 0; l < L; l++)
             progress |= rt_sched_reap(s, h, rt, c, s->core[c][l]);
@@ -543,10 +655,12 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
              * its core kind's queue. */
             for (uint32_t l = 0; l < L; l++) {
                 int q = s->lane_queue[l];
-                uint32_t k = cores[l], in = rt_sched_inflight(s, k);
+                uint32_t k = cores[l], in = rt_sched_inflight(s, k), cap = rt_sched_cap(s, k);
+                if (in >= cap)
+                    continue; /* full for its payloads' run time */
                 if (in >= level) {
                     /* Not tried yet: it may take one at a later level. */
-                    followers |= h->follow && in < s->depth && rt_sched_follow_due(s, k);
+                    followers |= h->follow && rt_sched_follow_due(s, k);
                     continue;
                 }
                 if (h->follow && in && rt_sched_follow_due(s, k) &&
@@ -572,6 +686,13 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
         if (!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX] && !followers)
             break;
     }
+    /* Which cores the bound kept short while their queue may still hold
+     * ready work (never found empty this pass): see rt_sched_note_runs. */
+    for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
+        for (uint32_t l = 0; l < L; l++) {
+            uint32_t k = s->core[c][l], in = rt_sched_inflight(s, k);
+            s->capped[k] = in < s->depth && in >= rt_sched_cap(s, k) && more[s->lane_queue[l]];
+        }
     rt_sched_ring(s);
     if (s->timeout_ns && (++s->passes & 1023) == 0)
         rt_sched_timeouts(s);
@@ -581,8 +702,11 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
 /* Whether a core this thread owns sits idle while cores of its kind have
  * run work this launch: the graph feeds that kind, and the next ready block
  * for it may be released by any finish (paged attention: an AIV softmax
- * waits on the AIC's qk while the AIC queue is still full). A kind that
- * never ran here (the AIC of an AIV-only graph) does not count. */
+ * waits on the AIC's qk while the AIC queue is still full). A core the
+ * queue bound keeps short (rt_sched_cap) counts as idle while it holds
+ * less than the bound: a finish elsewhere that releases its next block
+ * would otherwise wait until it ran dry. A kind that never ran here (the
+ * AIC of an AIV-only graph) does not count. */
 static inline bool rt_sched_lane_starved(const rt_sched *s)
 {
     bool used[SP_QUEUES] = {false}, idle[SP_QUEUES] = {false};
@@ -590,7 +714,8 @@ static inline bool rt_sched_lane_starved(const rt_sched *s)
         for (uint32_t l = 0; l < s->lanes; l++) {
             uint32_t k = s->core[c][l], q = s->lane_queue[l];
             used[q] |= s->sent[k] != s->first[k];
-            idle[q] |= !rt_sched_inflight(s, k);
+            uint32_t in = rt_sched_inflight(s, k), cap = rt_sched_cap(s, k);
+            idle[q] |= !in || (cap < s->depth && in < cap);
         }
     return (used[SP_Q_AIC] && idle[SP_Q_AIC]) || (used[SP_Q_AIV] && idle[SP_Q_AIV]);
 }

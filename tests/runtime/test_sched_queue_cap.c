@@ -1,0 +1,360 @@
+/* How deep the scheduler fills a core's queue (rt_sched_cap): the chip's
+ * whole depth while the core's payloads are short or not measured yet; for
+ * payloads longer than the bound (RT_SCHED_QUEUE_NS of expected run time
+ * queued behind the running one), one running and one queued, so a long
+ * kernel strands at most one ready block while another core idles. Chained
+ * dispatch (`follow`) obeys the same bound. The estimate is driven by the
+ * test's clock (rt_sched.clock_ns) over a fake chip: a dispatch stays in
+ * flight until the test finishes it. A scheduler that reaps late (off its
+ * CPU) finds a core that ran dry: that sample may only lower the estimate,
+ * and how late it came deepens the queues of long tasks until the
+ * scheduler is prompt again. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "runtime/device/sched_pass.h"
+#include "simpler/status.h"
+
+/* ---- a fake chip: one a2a3 cluster (AIC, AIV, AIV) ---------------------- */
+
+struct sp_chip {
+    sp_geometry geo;
+    uint32_t sent[RT_SCHED_MAX_CORES];     /* tickets dispatched */
+    uint32_t finished[RT_SCHED_MAX_CORES]; /* tickets finished (the test moves it) */
+    uint32_t waits_every, waits_batched;
+};
+
+uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
+{
+    const sp_geometry *g = &chip->geo;
+    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
+}
+const sp_geometry *sp_chip_geometry(const sp_chip *chip)
+{
+    return &chip->geo;
+}
+uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
+{
+    (void)chip;
+    return 4;
+}
+uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
+{
+    return chip->finished[core];
+}
+uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
+{
+    (void)p;
+    return chip->sent[core] = (chip->sent[core] + 1) & SP_CHIP_TICKET_MASK;
+}
+int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+    return 0;
+}
+void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *s, uint64_t *e)
+{
+    (void)chip, (void)core, (void)ticket;
+    *s = *e = 0;
+}
+uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
+{
+    (void)chip, (void)core;
+    return 0;
+}
+void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+}
+bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
+{
+    (void)chip, (void)core, (void)ticket;
+    return false;
+}
+int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+{
+    (void)snapshot, (void)deadline_ns;
+    chip->waits_every++;
+    return SP_OK;
+}
+int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
+{
+    (void)snapshot, (void)deadline_ns;
+    chip->waits_batched++;
+    return SP_OK;
+}
+
+/* ---- a runtime whose ready queues the test fills ------------------------ */
+
+typedef struct fake_rt {
+    uint32_t ready[SP_QUEUES]; /* single-block tasks ready per queue */
+    uint32_t followers;        /* consumers `follow` may still hand out */
+} fake_rt;
+
+static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
+{
+    fake_rt *r = rt;
+    if (!r->ready[q])
+        return false;
+    r->ready[q]--;
+    *task = (uint64_t)q;
+    *block = 0;
+    return true;
+}
+static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_chip_payload *p)
+{
+    (void)rt, (void)lane;
+    *p = (sp_chip_payload){.task_id = task, .block_idx = block, .block_num = 1};
+    return true;
+}
+static void hook_block_done(void *rt, uint64_t task)
+{
+    (void)rt, (void)task;
+}
+static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *r)
+{
+    (void)rt, (void)task, (void)lane, (void)r;
+}
+static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran)
+{
+    (void)rt, (void)task, (void)lane, (void)core, (void)sig, (void)ran;
+    cr_assert_fail("no kernel faults on the fake chip");
+}
+static bool hook_failed(void *rt)
+{
+    (void)rt;
+    return false;
+}
+
+/* Every tail has a consumer that may follow it while `followers` lasts. */
+static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next)
+{
+    fake_rt *r = rt;
+    (void)task, (void)q, (void)lane, (void)cursor;
+    if (!r->followers)
+        return RT_FOLLOW_NEVER;
+    r->followers--;
+    *next = 100;
+    return RT_FOLLOW_FOUND;
+}
+
+static const rt_sched_hooks hooks = {
+    .pop = hook_pop,
+    .payload = hook_payload,
+    .block_done = hook_block_done,
+    .describe = hook_describe,
+    .fault = hook_fault,
+    .failed = hook_failed,
+    .follow = hook_follow,
+};
+
+enum { AIC = 0, AIV0 = 1, AIV1 = 2 }; /* core numbers of the one cluster */
+enum { US = 1000, MS = 1000 * 1000 };
+
+static sp_chip chip;
+static rt_sched s;
+static fake_rt r;
+static uint64_t fake_now; /* the scheduler's clock, moved by the test */
+
+static uint64_t fake_clock(void)
+{
+    return fake_now;
+}
+
+static void launch(void)
+{
+    memset(&chip, 0, sizeof chip);
+    chip.geo = (sp_geometry){.clusters = 1,
+                             .lanes = 3,
+                             .lane_type = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV},
+                             .aicpu_threads = 1};
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(rt_sched_geometry_check(&chip), SP_OK);
+    rt_sched_init(&s, &chip, 0, 1);
+    fake_now = 1 * MS;
+    s.clock_ns = fake_clock;
+    cr_assert_eq(s.depth, 4);
+}
+
+/* `n` more payloads of `core` finished, `dt` ns later; then a pass. */
+static void finish_then_pass(uint32_t core, uint32_t n, uint64_t dt)
+{
+    fake_now += dt;
+    chip.finished[core] = (chip.finished[core] + n) & SP_CHIP_TICKET_MASK;
+    rt_sched_pass(&s, &hooks, &r);
+}
+
+Test(sched_queue_cap, unmeasured_cores_take_the_whole_depth)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 100;
+    rt_sched_pass(&s, &hooks, &r);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+    cr_assert_eq(rt_sched_inflight(&s, AIV1), 4);
+}
+
+Test(sched_queue_cap, a_long_task_is_queued_behind_one_running_task_at_most)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 100;
+    rt_sched_pass(&s, &hooks, &r);
+    finish_then_pass(AIV0, 1, 4 * MS); /* 4 ms kernels */
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 3, "no refill: 3 queued is past the bound");
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 2);
+    cr_assert_eq(rt_sched_cap(&s, AIV1), 2, "a core not measured yet goes by another's");
+    finish_then_pass(AIV0, 1, 4 * MS);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+    finish_then_pass(AIV0, 1, 4 * MS);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2, "refilled to one running, one queued");
+    finish_then_pass(AIV0, 2, 8 * MS);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+    cr_assert_eq(r.ready[SP_Q_AIV], 100 - 4 - 4 - 1 - 2);
+}
+
+Test(sched_queue_cap, short_tasks_keep_the_whole_depth)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 100;
+    rt_sched_pass(&s, &hooks, &r);
+    finish_then_pass(AIV0, 4, 4 * US); /* 1 us kernels; it ran dry */
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+    finish_then_pass(AIV0, 2, 2 * US);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 4);
+    /* 25 us tasks: one running, then what 40 us behind it reaches into: 2. */
+    for (int i = 0; i < 40; i++)
+        finish_then_pass(AIV0, 1, 25 * US);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 3);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 3);
+}
+
+Test(sched_queue_cap, a_late_reap_does_not_make_short_tasks_look_long)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 100;
+    rt_sched_pass(&s, &hooks, &r);
+    finish_then_pass(AIV0, 2, 2 * US);
+    finish_then_pass(AIV0, 2, 2 * US);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 4);
+    /* The scheduler was off its CPU for 10 ms: the core ran dry long ago. */
+    finish_then_pass(AIV0, 4, 10 * MS);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 4);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+}
+
+Test(sched_queue_cap, long_then_short_tasks_deepen_the_queue_again)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 1000;
+    rt_sched_pass(&s, &hooks, &r);
+    finish_then_pass(AIV0, 1, 4 * MS);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 2);
+    int reaps = 0;
+    while (rt_sched_cap(&s, AIV0) < 4 && reaps < 100) {
+        finish_then_pass(AIV0, 1, 1 * US); /* still busy: an exact sample */
+        reaps++;
+    }
+    cr_assert_lt(reaps, 100);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+}
+
+Test(sched_queue_cap, followers_obey_the_bound)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 1;
+    r.followers = 100;
+    rt_sched_pass(&s, &hooks, &r);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4, "unmeasured: followers fill the depth");
+    cr_assert_eq(s.chained, 3);
+    finish_then_pass(AIV0, 1, 4 * MS);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 3);
+    finish_then_pass(AIV0, 2, 8 * MS);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2, "one follower behind the running task");
+    cr_assert_eq(s.chained, 4);
+    finish_then_pass(AIV0, 1, 4 * MS);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+    cr_assert_eq(s.chained, 5);
+}
+
+Test(sched_queue_cap, a_scheduler_that_comes_late_keeps_long_queues_deep)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 1000;
+    rt_sched_pass(&s, &hooks, &r);
+    finish_then_pass(AIV0, 1, 4 * MS); /* 4 ms kernels: one running, one queued */
+    finish_then_pass(AIV0, 2, 8 * MS);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 2);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+    /* The scheduler gets its CPU 8 ms after each of the core's finishes: the
+     * core ran dry 4 ms before each reap. */
+    int reaps = 0;
+    while (rt_sched_cap(&s, AIV0) < 4 && reaps < 100) {
+        finish_then_pass(AIV0, rt_sched_inflight(&s, AIV0),
+                         4 * MS * rt_sched_inflight(&s, AIV0) + 8 * MS);
+        reaps++;
+    }
+    cr_assert_lt(reaps, 100, "the queue deepens to cover the scheduler's lateness");
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 4);
+    /* Prompt reaps of a core that ran dry for want of ready work: the
+     * lateness fades, the queue gets shallow again. */
+    r.ready[SP_Q_AIV] = 0;
+    finish_then_pass(AIV0, 4, 16 * MS);
+    reaps = 0;
+    while (rt_sched_cap(&s, AIV0) > 2 && reaps < 100) {
+        r.ready[SP_Q_AIV] = 2;
+        rt_sched_pass(&s, &hooks, &r);
+        cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+        finish_then_pass(AIV0, 1, 4 * MS);
+        finish_then_pass(AIV0, 1, 4 * MS);
+        reaps++;
+    }
+    cr_assert_lt(reaps, 100);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 2);
+}
+
+Test(sched_queue_cap, a_core_slow_to_start_keeps_long_queues_deep)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 4;
+    rt_sched_pass(&s, &hooks, &r); /* 2 on each AIV core */
+    finish_then_pass(AIV0, 1, 4 * MS);
+    finish_then_pass(AIV0, 1, 4 * MS); /* ran dry: nothing was ready */
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 0);
+    cr_assert_eq(rt_sched_cap(&s, AIV0), 2);
+    /* Each time it is handed work while empty, its thread gets a CPU 10 ms
+     * later (a loaded machine): the scheduler's reaps are prompt, the
+     * start is not. */
+    int rounds = 0;
+    while (rt_sched_cap(&s, AIV0) < 3 && rounds < 100) {
+        r.ready[SP_Q_AIV] = 2;
+        rt_sched_pass(&s, &hooks, &r);
+        cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+        r.ready[SP_Q_AIV] = 0;
+        finish_then_pass(AIV0, 1, 10 * MS + 4 * MS);
+        finish_then_pass(AIV0, 1, 4 * MS);
+        rounds++;
+    }
+    cr_assert_lt(rounds, 100, "a queue deep enough to cover a slow start");
+}
+
+Test(sched_queue_cap, a_core_below_its_bound_takes_every_finish)
+{
+    launch();
+    r.ready[SP_Q_AIV] = 100;
+    rt_sched_pass(&s, &hooks, &r);
+    finish_then_pass(AIV0, 1, 4 * MS); /* AIV0: 4 ms kernels, 3 held */
+    finish_then_pass(AIV0, 2, 8 * MS); /* 1 held, the bound is 2: refilled */
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+    r.ready[SP_Q_AIV] = 0;
+    finish_then_pass(AIV0, 1, 4 * MS); /* nothing ready: 1 held, below the bound */
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 1);
+    uint32_t every = chip.waits_every;
+    rt_sched_idle_wait(&s, 0);
+    cr_assert_eq(chip.waits_every, every + 1, "the next finish may release its next block");
+    r.ready[SP_Q_AIV] = 1;
+    rt_sched_pass(&s, &hooks, &r);
+    cr_assert_eq(rt_sched_inflight(&s, AIV0), 2);
+    uint32_t batched = chip.waits_batched;
+    rt_sched_idle_wait(&s, 0);
+    cr_assert_eq(chip.waits_batched, batched + 1, "full to its bound: batched");
+}
