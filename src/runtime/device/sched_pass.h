@@ -262,8 +262,9 @@ static inline uint32_t rt_sched_cap(const rt_sched *s, uint32_t core)
  * `wake_ns` if the interval began at a hand-over to an empty core, else of `late_ns`. Such an
  * interval lowers the run-time estimate, never raises it (a late scheduler
  * must not make short tasks look long). The run time moves a quarter of
- * the way to each sample; the costs hold their peak, fading by 1/8 at each
- * sample below it (their tail is what idles a core, not their mean). */
+ * the way to each sample, a sample counting at most twice the estimate
+ * (one preempted kernel does not make short tasks look long either); the costs hold their peak,
+ * fading by 1/8 at each sample below it (their tail is what idles a core, not their mean). */
 static inline void rt_sched_note_runs(rt_sched *s, uint32_t core, uint32_t n, uint64_t now,
                                       bool busy)
 {
@@ -286,8 +287,11 @@ static inline void rt_sched_note_runs(rt_sched *s, uint32_t core, uint32_t n, ui
     }
     if (!run)
         run = sample ? sample : 1;
-    else if (pure || sample < run)
+    else if (pure || sample < run) {
+        if (sample > 2 * run)
+            sample = 2 * run; /* a kernel that lost its CPU a while is one sample */
         run = run - run / 4 + sample / 4 + 1;
+    }
     s->run_ns[core] = s->any_ns = run;
 }
 
@@ -704,8 +708,8 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
  * for it may be released by any finish (paged attention: an AIV softmax
  * waits on the AIC's qk while the AIC queue is still full). A core the
  * queue bound keeps short (rt_sched_cap) counts as idle while it holds
- * less than the bound: a finish elsewhere that releases its next block
- * would otherwise wait until it ran dry. A kind that never ran here (the
+ * only its running payload, below the bound: a finish elsewhere that
+ * releases its next block would otherwise wait until it ran dry. A kind that never ran here (the
  * AIC of an AIV-only graph) does not count. */
 static inline bool rt_sched_lane_starved(const rt_sched *s)
 {
@@ -715,7 +719,7 @@ static inline bool rt_sched_lane_starved(const rt_sched *s)
             uint32_t k = s->core[c][l], q = s->lane_queue[l];
             used[q] |= s->sent[k] != s->first[k];
             uint32_t in = rt_sched_inflight(s, k), cap = rt_sched_cap(s, k);
-            idle[q] |= !in || (cap < s->depth && in < cap);
+            idle[q] |= !in || (cap < s->depth && in < cap && in == 1);
         }
     return (used[SP_Q_AIC] && idle[SP_Q_AIC]) || (used[SP_Q_AIV] && idle[SP_Q_AIV]);
 }
