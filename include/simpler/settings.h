@@ -18,7 +18,7 @@
 /* The sim backend's own settings (ignored by other backends). */
 typedef struct sp_sim_settings {
     uint32_t no_host_map; /* 1: behave like a backend without host-map (copies instead) */
-    uint32_t core_queue;  /* payloads a core holds at once, 1..8; 0: 4 */
+    uint32_t core_queue;  /* payloads a core holds at once, 1..64; 0: 64 */
     uint64_t cpus;        /* host CPUs the chip's threads may use (bit i = CPU i); 0: all */
     uint64_t spin_ns;     /* spin before yielding; 0: 2000; SP_SETTING_ZERO: never spin */
     uint64_t yield_ns;    /* yield before parking; 0: the chip's default; SP_SETTING_ZERO: never */

@@ -56,7 +56,7 @@ static const setting settings_table[] = {
     {"SIMPLER_SIM_PROTECT", SETTING_FLAG, FIELD(sim.protect), 0, 1, 0, "0 or 1"},
     {"SIMPLER_SIM_CPUS", SETTING_CPUS, FIELD(sim.cpus), 0, 0, 0,
      "a CPU list of 0..63: 1, 2-3 or 0,2-3"},
-    {"SIMPLER_SIM_CORE_QUEUE", SETTING_UINT, FIELD(sim.core_queue), 1, 8, 0, "1..8"},
+    {"SIMPLER_SIM_CORE_QUEUE", SETTING_UINT, FIELD(sim.core_queue), 1, 64, 0, "1..64"},
     {"SIMPLER_SIM_SPIN_NS", SETTING_UINT, FIELD(sim.spin_ns), 0, 1000000000u, 1,
      "0..1000000000 ns"},
     {"SIMPLER_SIM_YIELD_NS", SETTING_UINT, FIELD(sim.yield_ns), 0, 1000000000u, 1,

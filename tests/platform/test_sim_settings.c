@@ -52,7 +52,7 @@ Test(sim_settings, two_devices_keep_their_own_settings)
     sp_device *c = open_with(2, (sp_settings){0});
     sp_device_info ic = info_of(c);
     cr_expect_eq(ic.memory_bytes, SP_DEFAULT_DEVICE_MEMORY);
-    cr_expect_eq(ic.core_queue, 4);
+    cr_expect_eq(ic.core_queue, 64);
     cr_expect_eq(ic.host_map, 1);
     sp_device_close(c);
     sp_device_close(b);
@@ -70,8 +70,8 @@ Test(sim_settings, unusable_values_are_named)
 
     capture_reset();
     dev = open_with(4, (sp_settings){.memory_bytes = TEST_MEMORY_BYTES,
-                                     .sim = {.core_queue = 9, .spin_ns = 2000000000ull}});
-    cr_expect_eq(info_of(dev).core_queue, 4, "out of range: the default");
+                                     .sim = {.core_queue = 65, .spin_ns = 2000000000ull}});
+    cr_expect_eq(info_of(dev).core_queue, 64, "out of range: the default");
     cr_expect_eq(captured_warnings, 2, "%s", captured_all);
     cr_expect(strstr(captured_all, "core_queue") && strstr(captured_all, "spin_ns"), "%s",
               captured_all);

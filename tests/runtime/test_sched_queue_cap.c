@@ -22,54 +22,23 @@ struct sp_chip {
     uint32_t sent[RT_SCHED_MAX_CORES];     /* tickets dispatched */
     uint32_t finished[RT_SCHED_MAX_CORES]; /* tickets finished (the test moves it) */
     uint32_t waits_every, waits_batched;
+    uint32_t depth; /* the chip's queue depth; 0: 4 */
 };
 
-uint32_t sp_chip_cluster_core(const sp_chip *chip, uint32_t cluster, uint32_t lane)
-{
-    const sp_geometry *g = &chip->geo;
-    return lane == 0 ? cluster : g->clusters + (g->lanes - 1) * cluster + (lane - 1);
-}
-const sp_geometry *sp_chip_geometry(const sp_chip *chip)
-{
-    return &chip->geo;
-}
+#include "fake_chip_common.h"
+
 uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
 {
-    (void)chip;
-    return 4;
+    return chip->depth ? chip->depth : 4;
 }
-uint32_t sp_chip_core_finished(sp_chip *chip, uint32_t core)
-{
-    return chip->finished[core];
-}
-uint32_t sp_chip_dispatch(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
+uint32_t sp_chip_post(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
 {
     (void)p;
     return chip->sent[core] = (chip->sent[core] + 1) & SP_CHIP_TICKET_MASK;
 }
-int sp_chip_core_fault(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-    return 0;
-}
-void sp_chip_core_times(sp_chip *chip, uint32_t core, uint32_t ticket, uint64_t *s, uint64_t *e)
-{
-    (void)chip, (void)core, (void)ticket;
-    *s = *e = 0;
-}
-uint64_t sp_chip_core_cpu_ns(sp_chip *chip, uint32_t core)
+void sp_chip_ring(sp_chip *chip, uint32_t core)
 {
     (void)chip, (void)core;
-    return 0;
-}
-void sp_chip_core_interrupt(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-}
-bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
-{
-    (void)chip, (void)core, (void)ticket;
-    return false;
 }
 int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
 {
@@ -89,6 +58,9 @@ int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadli
 typedef struct fake_rt {
     uint32_t ready[SP_QUEUES]; /* single-block tasks ready per queue */
     uint32_t followers;        /* consumers `follow` may still hand out */
+    uint64_t popped;           /* tasks handed out: task n is 1000 + n */
+    uint64_t done;             /* tasks finished */
+    bool one_core;             /* only one core works: finishes come in pop order */
 } fake_rt;
 
 static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
@@ -97,7 +69,7 @@ static bool hook_pop(void *rt, int q, uint64_t *task, uint32_t *block)
     if (!r->ready[q])
         return false;
     r->ready[q]--;
-    *task = (uint64_t)q;
+    *task = 1000 + r->popped++;
     *block = 0;
     return true;
 }
@@ -109,23 +81,11 @@ static bool hook_payload(void *rt, uint64_t task, uint32_t block, int lane, sp_c
 }
 static void hook_block_done(void *rt, uint64_t task)
 {
-    (void)rt, (void)task;
+    fake_rt *r = rt;
+    if (r->one_core)
+        cr_assert_eq(task, 1000 + r->done, "finished out of order");
+    r->done++;
 }
-static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *r)
-{
-    (void)rt, (void)task, (void)lane, (void)r;
-}
-static void hook_fault(void *rt, uint64_t task, int lane, uint32_t core, int sig, uint64_t ran)
-{
-    (void)rt, (void)task, (void)lane, (void)core, (void)sig, (void)ran;
-    cr_assert_fail("no kernel faults on the fake chip");
-}
-static bool hook_failed(void *rt)
-{
-    (void)rt;
-    return false;
-}
-
 /* Every tail has a consumer that may follow it while `followers` lasts. */
 static int hook_follow(void *rt, uint64_t task, int q, int lane, uint32_t *cursor, uint64_t *next)
 {
@@ -357,4 +317,80 @@ Test(sched_queue_cap, a_core_below_its_bound_takes_every_finish)
     uint32_t batched = chip.waits_batched;
     rt_sched_idle_wait(&s, 0);
     cr_assert_eq(chip.waits_batched, batched + 1, "full to its bound: batched");
+}
+
+/* A chip as deep as the scheduler's slots allow per core (64) gets that
+ * depth while one thread owns few cores; one that owns many fills each
+ * less deep (the slots are one array on the thread's stack), a power of
+ * two so that a core's slots wrap with its tickets. */
+Test(sched_queue_cap, the_depth_follows_the_slots_a_thread_has_per_core)
+{
+    static const struct {
+        uint32_t clusters, threads, depth;
+    } cases[] = {{1, 1, 64}, {42, 1, 64}, {43, 1, 32}, {256, 1, 8}, {256, 2, 16}, {256, 4, 32}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&chip, 0, sizeof chip);
+        chip.depth = RT_SCHED_QUEUE_MAX;
+        chip.geo = (sp_geometry){.clusters = cases[i].clusters,
+                                 .lanes = 3,
+                                 .lane_type = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV},
+                                 .aicpu_threads = cases[i].threads};
+        cr_assert_eq(rt_sched_geometry_check(&chip), SP_OK);
+        for (uint32_t ti = 0; ti < cases[i].threads; ti++) {
+            rt_sched_init(&s, &chip, ti, cases[i].threads);
+            cr_assert_eq(s.depth, cases[i].depth, "%u clusters, thread %u of %u: depth %u",
+                         cases[i].clusters, ti, cases[i].threads, s.depth);
+            /* Every owned core's slots lie in the array and apart. */
+            uint32_t owned = 0;
+            for (uint32_t c = ti; c < chip.geo.clusters; c += cases[i].threads)
+                for (uint32_t l = 0; l < 3; l++) {
+                    uint32_t k = s.core[c][l];
+                    cr_assert_eq(s.slot_base[k], owned++ * (s.slot_mask + 1));
+                    cr_assert_leq(rt_sched_slot(&s, k, SP_CHIP_TICKET_MASK), RT_SCHED_SLOTS - 1);
+                }
+        }
+    }
+    /* A chip shallower than the slots keeps its own depth. */
+    memset(&chip, 0, sizeof chip);
+    chip.depth = 6;
+    chip.geo = (sp_geometry){.clusters = 1,
+                             .lanes = 3,
+                             .lane_type = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV},
+                             .aicpu_threads = 1};
+    rt_sched_init(&s, &chip, 0, 1);
+    cr_assert_eq(s.depth, 6);
+}
+
+/* A full queue of 64 short payloads, run through a ticket wrap: every
+ * finish reaps the task its slot was given. */
+Test(sched_queue_cap, a_deep_queue_wraps_its_tickets_and_slots_together)
+{
+    memset(&chip, 0, sizeof chip);
+    chip.depth = RT_SCHED_QUEUE_MAX;
+    chip.geo = (sp_geometry){.clusters = 1,
+                             .lanes = 3,
+                             .lane_type = {SP_CORE_AIC, SP_CORE_AIV, SP_CORE_AIV},
+                             .aicpu_threads = 1};
+    /* The previous launch left the cores 10 tickets short of the wrap. */
+    for (uint32_t k = 0; k < 3; k++)
+        chip.sent[k] = chip.finished[k] = SP_CHIP_TICKET_MASK - 10;
+    memset(&r, 0, sizeof r);
+    r.one_core = true;
+    rt_sched_init(&s, &chip, 0, 1);
+    fake_now = 1 * MS;
+    s.clock_ns = fake_clock;
+    r.ready[SP_Q_AIC] = 1000;
+    rt_sched_pass(&s, &hooks, &r);
+    cr_assert_eq(rt_sched_inflight(&s, AIC), 64, "short or unmeasured: the whole depth");
+    for (int i = 0; i < 30; i++) {
+        /* Each queued slot holds the task dispatched with its ticket. */
+        for (uint32_t t = 1; t <= 64; t++)
+            cr_assert_eq(s.task[rt_sched_slot(&s, AIC, (s.reaped[AIC] + t) & SP_CHIP_TICKET_MASK)],
+                         1000 + r.done + t - 1);
+        finish_then_pass(AIC, 7, 700);
+        cr_assert_eq(rt_sched_inflight(&s, AIC), 64);
+    }
+    cr_assert_lt(s.sent[AIC], 1000u, "the tickets wrapped");
+    cr_assert_eq(r.ready[SP_Q_AIC], 1000 - 64 - 30 * 7);
+    cr_assert_eq(r.done, 30 * 7, "every finish reaped its own task");
 }

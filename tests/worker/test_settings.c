@@ -145,7 +145,7 @@ Test(settings, a_malformed_value_is_ignored_with_a_warning_naming_it, .init = cl
         {"SIMPLER_SIM_CPUS", "64"},
         {"SIMPLER_SIM_CPUS", "3-1"},
         {"SIMPLER_SIM_CPUS", "a"},
-        {"SIMPLER_SIM_CORE_QUEUE", "9"},
+        {"SIMPLER_SIM_CORE_QUEUE", "65"},
         {"SIMPLER_SIM_SPIN_NS", " 5"},
         {"SIMPLER_SIM_YIELD_NS", "1000000001"},
     };
@@ -206,7 +206,7 @@ Test(settings, a_field_set_outside_its_range_is_refused_by_name, .init = clear_e
         {{.kernel_timeout_ms = UINT64_MAX}, "kernel_timeout_ms"},
         {{.orch_timeout_ms = (1ull << 32) + 1}, "orch_timeout_ms"},
         {{.pipeline_depth = 3}, "pipeline_depth"},
-        {{.sim.core_queue = 9}, "sim.core_queue"},
+        {{.sim.core_queue = 65}, "sim.core_queue"},
         {{.sim.spin_ns = 2000000000ull}, "sim.spin_ns"},
         {{.graph_cache_count = (1u << 16) + 1}, "graph_cache_count"},
     };

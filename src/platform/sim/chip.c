@@ -30,7 +30,7 @@ static void core_identity(sim_core *core, uint32_t id, const sp_geometry *g)
 /* Payloads a core holds: settings.sim.core_queue, else the default. Four
  * keeps a core busy through a scheduler's trip off the CPU while leaving
  * little work stranded behind a long kernel. */
-#define SIM_QUEUE_DEFAULT 4
+#define SIM_QUEUE_DEFAULT 64
 static uint32_t core_queue_depth(const sp_device *dev)
 {
     uint32_t d = dev->options.settings.sim.core_queue;

@@ -50,7 +50,7 @@
 
 /* Payload slots per core (a power of two); the chip's queue depth, at
  * most this, is how many of them a scheduler may fill. */
-#define SIM_QUEUE_MAX 8
+#define SIM_QUEUE_MAX 64
 
 /* When the core ran a timed ticket; plain fields published by FIN. */
 typedef struct sim_result {
@@ -69,8 +69,9 @@ typedef struct sim_core {
      * interrupt signal ends the running kernel only if it is that one. */
     _Atomic uint32_t interrupt;
     /* Per slot, the signal that ended its last ticket's kernel, 0 if none
-     * (plain, published by FIN): on the status word's line, so a reap
-     * reads both with one transfer. */
+     * (plain, published by FIN): right after the status word, so a reap
+     * of a few tickets reads both with one transfer (of a whole queue of
+     * 64, five lines in a row). */
     int fault[SIM_QUEUE_MAX];
     sim_result result[SIM_QUEUE_MAX];
 

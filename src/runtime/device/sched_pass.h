@@ -100,8 +100,15 @@ static inline bool rt_follow_consumer_ok(uint32_t block_num, uint8_t shape, int 
 }
 
 /* Payloads the scheduler keeps queued per core, at most (the chip's depth
- * may be smaller). */
-#define RT_SCHED_QUEUE_MAX 8
+ * may be smaller; so may the slots below). */
+#define RT_SCHED_QUEUE_MAX 64
+/* Slots for what each queued payload runs, shared by the cores one
+ * scheduler thread owns: each core gets the largest power of two of them
+ * that fits (at most RT_SCHED_QUEUE_MAX), and the thread fills no core
+ * deeper than that. 64 each for up to 128 cores, 8 each at the largest
+ * geometry on one thread; a fixed array, so the scheduler's state stays
+ * on its thread's stack (~170 KiB) and a launch allocates nothing. */
+#define RT_SCHED_SLOTS 8192
 /* Expected run time a core may hold queued behind the payload it runs
  * (rt_sched_cap): short tasks get the whole queue, a task longer than this
  * waits behind at most one, so ready work is not stranded behind a long
@@ -122,18 +129,20 @@ typedef struct rt_sched {
     uint8_t lane_task[RT_SCHED_MAX_LANES];
     uint32_t core[RT_SCHED_MAX_CLUSTERS][RT_SCHED_MAX_LANES];
     /* Per core: the last ticket dispatched and the last one reaped; what
-     * runs in between is task[core][ticket % RT_SCHED_QUEUE_MAX]. A MIX
+     * runs in between is task[rt_sched_slot(s, core, ticket)]. A MIX
      * block holds its whole cluster: lanes_left counts its lanes running. */
     uint32_t sent[RT_SCHED_MAX_CORES];
     uint32_t reaped[RT_SCHED_MAX_CORES];
     uint32_t first[RT_SCHED_MAX_CORES]; /* `sent` at launch: moved once the core ran work */
-    uint64_t task[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
-    uint8_t lane[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
+    uint32_t slot_base[RT_SCHED_MAX_CORES];
+    uint32_t slot_mask; /* slots per core - 1 */
+    uint64_t task[RT_SCHED_SLOTS];
+    uint8_t lane[RT_SCHED_SLOTS];
     uint8_t lanes_left[RT_SCHED_MAX_CLUSTERS];
     bool mix_cluster[RT_SCHED_MAX_CLUSTERS];
     /* Tracing: NULL when off. Per queued payload, the record of its run. */
     rt_trace_writer *trace;
-    sp_trace_record *slice[RT_SCHED_MAX_CORES][RT_SCHED_QUEUE_MAX];
+    sp_trace_record *slice[RT_SCHED_SLOTS];
     /* Timeouts: 0 = none. `now` is a coarse clock refreshed when the thread
      * checks timeouts (idle, or every 1024 passes), so dispatch costs no
      * clock read. Per core: when its oldest unfinished payload became the
@@ -209,6 +218,13 @@ static inline uint64_t rt_sched_grace_ns(uint64_t timeout_ns)
 static inline uint32_t rt_sched_next_ticket(uint32_t t)
 {
     return (t + 1) & SP_CHIP_TICKET_MASK;
+}
+
+/* The slot of `core`'s ticket t (tickets wrap at a power of two, and so
+ * do a core's slots). */
+static inline uint32_t rt_sched_slot(const rt_sched *s, uint32_t core, uint32_t t)
+{
+    return s->slot_base[core] + (t & s->slot_mask);
 }
 
 /* Payloads dispatched to `core` and not reaped yet. */
@@ -322,14 +338,24 @@ static inline void rt_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32
         s->lane_queue[l] = aic ? SP_Q_AIC : SP_Q_AIV;
         s->lane_task[l] = aic ? SP_LANE_AIC : SP_LANE_AIV0;
     }
+    uint32_t owned = 0;
     for (uint32_t c = ti; c < s->clusters; c += tn)
-        for (uint32_t l = 0; l < s->lanes; l++)
-            s->core[c][l] = sp_chip_cluster_core(chip, c, l);
+        owned += s->lanes;
+    uint32_t per_core = RT_SCHED_QUEUE_MAX;
+    while (per_core > 1 && per_core * owned > RT_SCHED_SLOTS)
+        per_core /= 2;
+    s->slot_mask = per_core - 1;
+    owned = 0;
+    for (uint32_t c = ti; c < s->clusters; c += tn)
+        for (uint32_t l = 0; l < s->lanes; l++) {
+            uint32_t k = s->core[c][l] = sp_chip_cluster_core(chip, c, l);
+            s->slot_base[k] = per_core * owned++;
+        }
     s->thread_index = ti;
     s->thread_count = tn;
     s->depth = sp_chip_core_queue_depth(chip);
-    if (s->depth > RT_SCHED_QUEUE_MAX)
-        s->depth = RT_SCHED_QUEUE_MAX;
+    if (s->depth > per_core)
+        s->depth = per_core;
     if (s->depth < 1)
         s->depth = 1;
     /* The chip's tickets carry on from the previous launch on these cores. */
@@ -400,12 +426,12 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
     if (!h->payload(rt, task, block, lane, &p))
         return false;
     p.flags |= flags;
-    uint32_t slot = rt_sched_next_ticket(s->sent[core]) % RT_SCHED_QUEUE_MAX;
+    uint32_t slot = rt_sched_slot(s, core, rt_sched_next_ticket(s->sent[core]));
     if (s->trace) {
         sp_trace_record *r = rt_sched_trace_dispatch(s, h, rt, core, task, block, lane, &p);
         if (r && (flags & SP_PAYLOAD_CHAINED))
             r->flags |= SP_TRACE_F_CHAINED;
-        s->slice[core][slot] = r;
+        s->slice[slot] = r;
     }
     if (!rt_sched_inflight(s, core)) {
         s->busy_from[core] = rt_sched_pass_clock(s);
@@ -413,8 +439,8 @@ static inline bool rt_sched_dispatch_flags(rt_sched *s, const rt_sched_hooks *h,
         s->started[core] = s->now;
         s->interrupted[core] = s->abandoned[core] = false;
     }
-    s->task[core][slot] = task;
-    s->lane[core][slot] = (uint8_t)lane;
+    s->task[slot] = task;
+    s->lane[slot] = (uint8_t)lane;
     s->follow_open[core] = h->follow != NULL;
     s->follow_after_fin[core] = false;
     s->follow_at[core] = 0;
@@ -465,7 +491,7 @@ static inline bool rt_sched_follow(rt_sched *s, const rt_sched_hooks *h, void *r
         s->follow_open[core] = false;
         return false;
     }
-    uint64_t tail = s->task[core][s->sent[core] % RT_SCHED_QUEUE_MAX], next;
+    uint64_t tail = s->task[rt_sched_slot(s, core, s->sent[core])], next;
     int lane = s->lane_task[l];
     int r = h->follow(rt, tail, s->lane_queue[l], lane, &s->follow_at[core], &next);
     if (r != RT_FOLLOW_FOUND) {
@@ -579,15 +605,15 @@ static inline bool rt_sched_reap(rt_sched *s, const rt_sched_hooks *h, void *rt,
                        rt_sched_pass_clock(s), fin != s->sent[core]);
     while (s->reaped[core] != fin) {
         uint32_t t = s->reaped[core] = rt_sched_next_ticket(s->reaped[core]);
-        uint32_t slot = t % RT_SCHED_QUEUE_MAX;
-        uint64_t task = s->task[core][slot];
-        if (s->trace && s->slice[core][slot])
-            sp_chip_core_times(s->chip, core, t, &s->slice[core][slot]->start_ns,
-                               &s->slice[core][slot]->end_ns);
+        uint32_t slot = rt_sched_slot(s, core, t);
+        uint64_t task = s->task[slot];
+        if (s->trace && s->slice[slot])
+            sp_chip_core_times(s->chip, core, t, &s->slice[slot]->start_ns,
+                               &s->slice[slot]->end_ns);
         int sig = sp_chip_core_fault(s->chip, core, t);
         if (sig) {
             uint64_t ran = sp_now_ns() - s->started[core];
-            h->fault(rt, task, s->lane[core][slot], core, sig, ran);
+            h->fault(rt, task, s->lane[slot], core, sig, ran);
         }
         if (!s->mix_cluster[c] || --s->lanes_left[c] == 0) {
             s->mix_cluster[c] = false;
