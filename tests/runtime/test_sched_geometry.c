@@ -146,7 +146,7 @@ static void run_and_check(const sp_geometry *geo, fake_rt *r, uint32_t threads)
     cr_assert_eq(rt_sched_geometry_check(&chip), SP_OK);
     static rt_sched s[4];
     for (uint32_t t = 0; t < threads; t++)
-        rt_sched_init(&s[t], &chip, t, threads);
+        fake_sched_init(&s[t], &chip, t, threads);
     for (int round = 0; round < 1000; round++) {
         bool progress = false;
         for (uint32_t t = 0; t < threads; t++)

@@ -98,7 +98,7 @@ static void launch(void)
                              .aicpu_threads = 1};
     memset(&r, 0, sizeof r);
     cr_assert_eq(rt_sched_geometry_check(&chip), SP_OK);
-    rt_sched_init(&s, &chip, 0, 1);
+    fake_sched_init(&s, &chip, 0, 1);
 }
 
 static void finish(uint32_t core, uint32_t n)
@@ -161,7 +161,7 @@ Test(sched_idle_wait, a_new_launch_starts_unused)
     /* The next launch on the same chip: tickets carry on, the AIV's past
      * work does not make its idle lanes count. */
     finish(AIC, 4);
-    rt_sched_init(&s, &chip, 0, 1);
+    fake_sched_init(&s, &chip, 0, 1);
     r.ready[SP_Q_AIC] = 8;
     cr_assert_not(waits_every_finish());
 }

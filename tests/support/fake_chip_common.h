@@ -59,6 +59,21 @@ bool sp_chip_core_abandon(sp_chip *chip, uint32_t core, uint32_t ticket)
     return false;
 }
 
+/* rt_sched_init with the scheduler's clock frozen, so the queue bound
+ * (rt_sched_cap) never measures a run and every core keeps the whole
+ * depth, however fast this machine runs the test (a sanitizer build is
+ * slow enough to look like 40 us kernels). test_sched_queue_cap drives a
+ * clock of its own. */
+static inline uint64_t fake_clock_frozen(void)
+{
+    return 1000000;
+}
+static inline void fake_sched_init(rt_sched *s, sp_chip *chip, uint32_t ti, uint32_t tn)
+{
+    rt_sched_init(s, chip, ti, tn);
+    s->clock_ns = fake_clock_frozen;
+}
+
 /* The pass hooks that are the same for every fake runtime on this chip:
  * nothing traced, nothing faults, the run never fails. */
 static void hook_describe(void *rt, uint64_t task, int lane, sp_trace_record *r)
