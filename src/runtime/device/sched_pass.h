@@ -198,6 +198,9 @@ typedef struct rt_sched {
     /* Per core: the last fill left it short of the depth by the bound
      * while there may have been ready work for it. */
     bool capped[RT_SCHED_MAX_CORES];
+    /* Per core, rt_sched_cap as of this pass's reaps: the fill's levels
+     * read it without a division each. */
+    uint32_t cap[RT_SCHED_MAX_CORES];
     /* Per core: busy_from is when it was handed work while empty (its
      * thread may have to be woken and get a CPU first). */
     bool from_empty[RT_SCHED_MAX_CORES];
@@ -654,10 +657,16 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
         for (uint32_t l = 0; l < L; l++)
             progress |= rt_sched_reap(s, h, rt, c, s->core[c][l]);
+    for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
+        for (uint32_t l = 0; l < L; l++)
+            s->cap[s->core[c][l]] = rt_sched_cap(s, s->core[c][l]);
     bool more[SP_QUEUES] = {true, true, true, true};
     for (uint32_t level = 1; level <= s->depth; level++) {
-        /* A core that may still take a follower at the next level. */
-        bool followers = false;
+        /* A core that may still take a follower at the next level; one
+         * below its bound after this level (with none, the levels left
+         * have nothing to fill: a 64-deep chip whose bound holds its cores
+         * at 3 stops here, not after 64 levels). */
+        bool followers = false, room = false;
         for (uint32_t c = s->thread_index; c < C; c += s->thread_count) {
             const uint32_t *cores = s->core[c];
             uint64_t task;
@@ -685,14 +694,16 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
              * its core kind's queue. */
             for (uint32_t l = 0; l < L; l++) {
                 int q = s->lane_queue[l];
-                uint32_t k = cores[l], in = rt_sched_inflight(s, k), cap = rt_sched_cap(s, k);
+                uint32_t k = cores[l], in = rt_sched_inflight(s, k), cap = s->cap[k];
                 if (in >= cap)
                     continue; /* full for its payloads' run time */
                 if (in >= level) {
                     /* Not tried yet: it may take one at a later level. */
                     followers |= h->follow && rt_sched_follow_due(s, k);
+                    room = true;
                     continue;
                 }
+                room |= in + 1 < cap; /* if it takes one now */
                 if (h->follow && in && rt_sched_follow_due(s, k) &&
                     rt_sched_follow(s, h, rt, k, l)) {
                     progress = followers = true;
@@ -713,7 +724,7 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
          * running work are rung once, at the end. */
         if (level == 1)
             rt_sched_ring(s);
-        if (!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX] && !followers)
+        if ((!more[SP_Q_AIC] && !more[SP_Q_AIV] && !more[SP_Q_MIX] && !followers) || !room)
             break;
     }
     /* Which cores the bound kept short while their queue may still hold
@@ -721,7 +732,7 @@ static inline bool rt_sched_pass(rt_sched *s, const rt_sched_hooks *h, void *rt)
     for (uint32_t c = s->thread_index; c < C; c += s->thread_count)
         for (uint32_t l = 0; l < L; l++) {
             uint32_t k = s->core[c][l], in = rt_sched_inflight(s, k);
-            s->capped[k] = in < s->depth && in >= rt_sched_cap(s, k) && more[s->lane_queue[l]];
+            s->capped[k] = in < s->depth && in >= s->cap[k] && more[s->lane_queue[l]];
         }
     rt_sched_ring(s);
     if (s->timeout_ns && (++s->passes & 1023) == 0)
