@@ -47,9 +47,14 @@ static void tmr_queue_ready(tmr_ctl *c, sp_chip *chip, int64_t id, bool wake)
         sp_chip_event_notify(chip);
 }
 
+/* The orchestrator's: a task it readies behind others still queued needs
+ * no notify (tmr_queue_pushed_first), so a stream of ready tasks costs the
+ * chip event's line one RMW per burst, not one per task. */
 void tmr_make_ready(tmr_ctl *c, sp_chip *chip, int64_t id)
 {
-    tmr_queue_ready(c, chip, id, true);
+    tmr_queue *q = &c->queues[rt_queue_of_shape(tmr_slot(c, id)->shape)];
+    if (tmr_queue_pushed_first(q, tmr_queue_push(q, (uint64_t)id)))
+        sp_chip_event_notify(chip);
 }
 
 /* Checking mode: the red zones of every buffer the task may have written.
