@@ -4,7 +4,7 @@
  * sits idle, since that finish may release the idle core's next block
  * (paged attention: an AIV softmax released by an AIC qk while the AIC
  * queue is still full). A kind that never ran this launch does not count.
- * Driven over a fake chip (fake_chip_common.h and this file): a dispatch
+ * Driven over a fake chip (fake_chip_counting.h): a dispatch
  * stays in flight until the test finishes it, and the two waits only
  * count their calls. */
 #include <criterion/criterion.h>
@@ -15,41 +15,7 @@
 
 /* ---- a fake chip: one a2a3 cluster (AIC, AIV, AIV) ---------------------- */
 
-struct sp_chip {
-    sp_geometry geo;
-    uint32_t sent[RT_SCHED_MAX_CORES];     /* tickets dispatched */
-    uint32_t finished[RT_SCHED_MAX_CORES]; /* tickets finished (the test moves it) */
-    uint32_t waits_every, waits_batched;
-};
-
-#include "fake_chip_common.h"
-
-uint32_t sp_chip_core_queue_depth(const sp_chip *chip)
-{
-    (void)chip;
-    return 4;
-}
-uint32_t sp_chip_post(sp_chip *chip, uint32_t core, const sp_chip_payload *p)
-{
-    (void)p;
-    return chip->sent[core] = (chip->sent[core] + 1) & SP_CHIP_TICKET_MASK;
-}
-void sp_chip_ring(sp_chip *chip, uint32_t core)
-{
-    (void)chip, (void)core;
-}
-int sp_chip_event_wait(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
-{
-    (void)snapshot, (void)deadline_ns;
-    chip->waits_every++;
-    return SP_OK;
-}
-int sp_chip_event_wait_batched(sp_chip *chip, uint32_t snapshot, uint64_t deadline_ns)
-{
-    (void)snapshot, (void)deadline_ns;
-    chip->waits_batched++;
-    return SP_OK;
-}
+#include "fake_chip_counting.h"
 
 /* ---- a runtime whose ready queues the test fills ------------------------ */
 
