@@ -41,7 +41,8 @@ static inline uint64_t tmr_queue_push(tmr_queue *q, uint64_t v)
             if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 c->value = v;
-                atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+                /* seq_cst: the pusher's half of tmr_queue_pushed_first. */
+                atomic_store_explicit(&c->seq, pos + 1, memory_order_seq_cst);
                 return pos;
             }
         } else if (diff < 0) {
@@ -63,14 +64,14 @@ static inline uint64_t tmr_queue_push(tmr_queue *q, uint64_t v)
  * notify the schedulers. Otherwise the popper that takes the entry ahead
  * also finds this one, or has no core to give it and is woken by a finish
  * — a pusher that only appends to work already waiting need not wake
- * anybody. Dekker pair with tmr_queue_pop: the push's seq store, a seq_cst
- * fence, this look at head; the pop's seq_cst CAS of head, then its
- * seq_cst look at the next cell's seq. Either this sees head moved up to
- * `pos`, or that pop's next look sees this entry. */
+ * anybody. Dekker pair with tmr_queue_pop, all four seq_cst: the push's
+ * store of the cell's seq, then this look at head; the pop's CAS of head,
+ * then its look at the next cell's seq. Either this sees head moved up to
+ * `pos`, or that pop's next look sees this entry. (Not a fence: TSan does
+ * not model them.) */
 static inline bool tmr_queue_pushed_first(tmr_queue *q, uint64_t pos)
 {
-    atomic_thread_fence(memory_order_seq_cst);
-    return atomic_load_explicit(&q->head, memory_order_relaxed) >= pos;
+    return atomic_load_explicit(&q->head, memory_order_seq_cst) >= pos;
 }
 
 static inline bool tmr_queue_pop(tmr_queue *q, uint64_t *v)
