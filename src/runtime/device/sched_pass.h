@@ -107,7 +107,7 @@ static inline bool rt_follow_consumer_ok(uint32_t block_num, uint8_t shape, int 
  * that fits (at most RT_SCHED_QUEUE_MAX), and the thread fills no core
  * deeper than that. 64 each for up to 128 cores, 8 each at the largest
  * geometry on one thread; a fixed array, so the scheduler's state stays
- * on its thread's stack (~170 KiB) and a launch allocates nothing. */
+ * on its thread's stack (~200 KiB) and a launch allocates nothing. */
 #define RT_SCHED_SLOTS 8192
 /* Expected run time a core may hold queued behind the payload it runs
  * (rt_sched_cap): short tasks get the whole queue, a task longer than this
@@ -253,12 +253,12 @@ static inline uint64_t rt_sched_pass_clock(rt_sched *s)
  * expected run time behind the running one — at least one, so the core
  * goes from one to the next without a round trip, and at most the depth.
  * The bound is `queue_ns` plus twice what a core that runs dry has cost
- * lately, at worst (a queued run that fits it only in part counts): the time a core handed work
- * while empty takes to start
- * (`wake_ns`) and the time this scheduler takes to see a core ran dry
- * (`late_ns`). On a loaded machine both are milliseconds (a woken thread
- * waits for a CPU), and a queue that holds less leaves the core idle for
- * longer than a queued successor would strand work. */
+ * lately, at worst (a queued run that fits it only in part counts): the
+ * time a core handed work while empty takes to start (`wake_ns`) and the
+ * time this scheduler takes to see a core ran dry (`late_ns`). On a loaded
+ * machine both are milliseconds (a woken thread waits for a CPU), and a
+ * queue that holds less leaves the core idle for longer than a queued
+ * successor would strand work. */
 static inline uint32_t rt_sched_cap(const rt_sched *s, uint32_t core)
 {
     uint64_t run = s->run_ns[core] ? s->run_ns[core] : s->any_ns;
@@ -276,14 +276,16 @@ static inline uint32_t rt_sched_cap(const rt_sched *s, uint32_t core)
  * it was handed work while empty (woken, and on a loaded machine waiting
  * milliseconds for a CPU), and if it ran dry, the time it sat idle before
  * this reap — and if the bound held ready work back from it and it sat
- * dry longer than `queue_ns`, the response missed a queued run more. What it exceeds n expected
- * runs by is a sample of what a dry core costs, which a queue must cover (rt_sched_cap): of
- * `wake_ns` if the interval began at a hand-over to an empty core, else of `late_ns`. Such an
+ * dry longer than `queue_ns`, the response missed a queued run more. What
+ * it exceeds n expected runs by is a sample of what a dry core costs,
+ * which a queue must cover (rt_sched_cap): of `wake_ns` if the interval
+ * began at a hand-over to an empty core, else of `late_ns`. Such an
  * interval lowers the run-time estimate, never raises it (a late scheduler
  * must not make short tasks look long). The run time moves a quarter of
  * the way to each sample, a sample counting at most twice the estimate
- * (one preempted kernel does not make short tasks look long either); the costs hold their peak,
- * fading by 1/8 at each sample below it (their tail is what idles a core, not their mean). */
+ * (one preempted kernel does not make short tasks look long either); the
+ * costs hold their peak, fading by 1/8 at each sample below it (their
+ * tail is what idles a core, not their mean). */
 static inline void rt_sched_note_runs(rt_sched *s, uint32_t core, uint32_t n, uint64_t now,
                                       bool busy)
 {
