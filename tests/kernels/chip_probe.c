@@ -2,6 +2,7 @@
  * Every pointer argument is a device address. */
 #include <sched.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "chip_probe.h"
 #include "simpler/kernel.h"
@@ -51,4 +52,20 @@ SP_KERNEL(chip_order)
     uint32_t *log = (uint32_t *)(uintptr_t)args[0];
     uint32_t *cursor = (uint32_t *)(uintptr_t)args[1];
     log[__atomic_fetch_add(cursor, 1, __ATOMIC_RELAXED)] = (uint32_t)ctx->task_id;
+}
+
+/* args: [0] int32 cpus[], indexed by task id, [1] spin ns. Spins for the
+ * given wall time, then records the host CPU it ran on: where the chip's
+ * core threads were placed (test_sim_spread). */
+SP_KERNEL(chip_spin_cpu)
+{
+    int32_t *cpus = (int32_t *)(uintptr_t)args[0];
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t.tv_nsec -
+               (uint64_t)t0.tv_nsec <
+           args[1]);
+    cpus[ctx->task_id] = sched_getcpu();
 }

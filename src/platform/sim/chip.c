@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "platform/sim/sim_chip.h"
+#include "platform/sim/spread.h"
 #include "simpler/status.h"
 
 /* Core `id`'s cluster and kind, numbered as simpler/device_info.h says. */
@@ -196,6 +197,16 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (dev->options.settings.sim.cpus)
         cpus = __builtin_popcountll(dev->options.settings.sim.cpus);
+    cpu_set_t *allowed = &chip->view.cpus;
+    CPU_ZERO(allowed);
+    if (dev->options.settings.sim.cpus) {
+        for (int c = 0; c < 64; c++)
+            if (dev->options.settings.sim.cpus >> c & 1)
+                CPU_SET(c, allowed);
+    } else if (sched_getaffinity(0, sizeof *allowed, allowed) != 0) {
+        CPU_ZERO(allowed); /* unknown: the cores do not spread */
+    }
+    chip->view.cpu_count = CPU_COUNT(allowed);
     chip->view.wait = sp__wait_default;
     /* A short spin: a handoff between two running chip threads takes well
      * under a microsecond, and a spinner whose partner lost its CPU to
@@ -230,6 +241,7 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
         atomic_store_explicit(&core->status, SIM_STATUS_FIN | 0, memory_order_relaxed);
         /* No ticket has this value: no interrupt is pending. */
         atomic_store_explicit(&core->interrupt, ~0u, memory_order_relaxed);
+        atomic_store_explicit(&core->cpu, SIM_SPREAD_IDLE, memory_order_relaxed);
         rc = sim_core_start(core, 0, false);
         core->started = rc == SP_OK;
     }

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/ticks.h"
 #include "platform/sim/sim_chip.h"
+#include "platform/sim/spread.h"
 #include "simpler/status.h"
 
 /* Give ticket n's finish to whoever claims it first: the thread whose
@@ -151,6 +152,55 @@ static void announce_finish(struct sp_chip *chip, uint32_t left)
         sp__waitword_wake(&chip->event);
 }
 
+/* Where this core runs, published; and if a lower-numbered busy core of
+ * the chip shares its CPU while one it may use holds none, a move there
+ * (spread.h). Every SIM_SPREAD_EVERY payloads: a load or two and the
+ * chip's placement lines, two system calls only on a move. */
+static void spread_look(sim_core_thread *self)
+{
+    sim_core *core = self->core;
+    struct sp_chip *chip = core->chip;
+    /* A core that ran dry after more than a quarter of its last
+     * SIM_SPREAD_EVERY payloads waits for its scheduler more than for a
+     * CPU: it counts as idle. */
+    int cpu = self->dry > SIM_SPREAD_EVERY / 4 ? SIM_SPREAD_IDLE : sched_getcpu();
+    self->dry = 0;
+    if (cpu < 0)
+        cpu = SIM_SPREAD_IDLE;
+    if (atomic_load_explicit(&core->cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&core->cpu, cpu, memory_order_relaxed);
+    if (cpu < 0 || !self->spread || chip->core_count > 256)
+        return;
+    int32_t cpus[256];
+    /* Relaxed: hints; a stale one costs a move the next look undoes. */
+    for (uint32_t k = 0; k < chip->core_count; k++)
+        cpus[k] = atomic_load_explicit(&chip->cores[k].parked, memory_order_relaxed)
+                      ? SIM_SPREAD_IDLE
+                      : atomic_load_explicit(&chip->cores[k].cpu, memory_order_relaxed);
+    cpus[core->id] = cpu;
+    int to = sim_spread_target(core->id, cpus, chip->core_count, &chip->cpus, chip->cpu_count);
+    if (to < 0)
+        return;
+    uint64_t now = sp_now_ns();
+    if (self->moved_ns && now - self->moved_ns < SIM_SPREAD_PAUSE_NS)
+        return;
+    self->moved_ns = now;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(to, &one);
+    /* The kernel moves the thread before the first call returns; the second
+     * frees it again without moving it. A failure ends spreading for it. */
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+        self->spread = false;
+        return;
+    }
+    if (sched_setaffinity(0, sizeof chip->cpus, &chip->cpus) != 0) {
+        SP_WARN("sim core %u: cannot restore its CPU mask after moving to CPU %d", core->id, to);
+        self->spread = false;
+    }
+    atomic_store_explicit(&core->cpu, to, memory_order_relaxed);
+}
+
 void *sim_core_main(void *arg)
 {
     sim_core_thread *self = arg;
@@ -166,9 +216,11 @@ void *sim_core_main(void *arg)
         sp__waitword_add(&chip->event, 1);
     sp__fault_thread_enter(&self->fault); /* the guard's registration, an alternate stack */
     sp__wait_adapt_init(&self->doorbell_wait, &chip->wait);
+    self->spread = chip->cpu_count > 1;
     for (;;) {
+        self->dry++;
         uint32_t rung = sp__waitword_wait_adaptive(&core->doorbell, done, &chip->wait,
-                                                   &self->doorbell_wait, 0, NULL, NULL);
+                                                   &self->doorbell_wait, 0, NULL, &core->parked);
         while (!(rung & SIM_DOORBELL_STOP) && rung != done) {
             done = (done + 1) & SIM_SEQ_MASK;
             if (!run_ticket(self, &ctx, done)) {
@@ -180,6 +232,10 @@ void *sim_core_main(void *arg)
             }
             rung = atomic_load_explicit(&core->doorbell.value, memory_order_acquire);
             announce_finish(chip, rung & SIM_DOORBELL_STOP ? 0 : (rung - done) & SIM_SEQ_MASK);
+            if (++self->since_look == SIM_SPREAD_EVERY) {
+                self->since_look = 0;
+                spread_look(self);
+            }
         }
         if (rung & SIM_DOORBELL_STOP) {
             sp__fault_thread_leave(&self->fault);

@@ -78,6 +78,12 @@ typedef struct sim_core {
     /* Posted line: the scheduler's, never touched by the core. */
     alignas(SP_CACHE_LINE) uint32_t posted;
 
+    /* Placement line: the CPU the core's thread last found itself on while
+     * busy, SIM_SPREAD_IDLE while it waits (spread.h); written by the core
+     * every SIM_SPREAD_EVERY payloads, read by the chip's other cores then. */
+    alignas(SP_CACHE_LINE) _Atomic int32_t cpu;
+    _Atomic uint32_t parked; /* raised while its doorbell wait sleeps */
+
     /* Constant after create. */
     alignas(SP_CACHE_LINE) struct sp_chip *chip;
     uint32_t id;
@@ -98,6 +104,13 @@ typedef struct sim_core_thread {
     bool announce;                /* a replacement: bump the chip event once FIN|done is out */
     sp__fault_thread fault;       /* its guard registration and alternate stack */
     sp__wait_adapt doorbell_wait; /* what its doorbell waits learned (issue 18) */
+    /* Spreading (spread.h): whether it may move (off after a failed
+     * move), payloads since its last look and the times it waited for
+     * work meanwhile, its last move. */
+    bool spread;
+    uint32_t since_look;
+    uint32_t dry;
+    uint64_t moved_ns;
 } sim_core_thread;
 
 /* The device-side view: what launched code gets as its sp_chip. */
@@ -130,6 +143,11 @@ struct sp_chip {
      * history for the chip's scheduler threads, which wait on the same
      * cores; written at the end of a wait, so on its own line. */
     alignas(SP_CACHE_LINE) sp__wait_adapt event_wait;
+    /* The CPUs the chip's threads may use (sim.cpus, else those of the
+     * thread that opened the device) and their count: constant after
+     * create, where a busy core may move to (spread.h). */
+    cpu_set_t cpus;
+    int cpu_count;
 };
 
 /* sim_aicpu.claim: the launch seq the thread runs; with this bit, the
