@@ -162,8 +162,20 @@ static void spread_look(sim_core_thread *self)
     struct sp_chip *chip = core->chip;
     /* A core that ran dry after more than a quarter of its last
      * SIM_SPREAD_EVERY payloads waits for its scheduler more than for a
-     * CPU: it counts as idle. */
-    int cpu = self->dry > SIM_SPREAD_EVERY / 4 ? SIM_SPREAD_IDLE : sched_getcpu();
+     * CPU, and one whose payloads took under SIM_SPREAD_MIN_RUN_NS each on
+     * average spends its CPU on handshakes, which a CPU of its own does
+     * not speed up (it would take the CPU of whoever feeds it): either
+     * counts as idle. */
+    uint64_t now = sp_now_ns();
+    bool busy = self->dry <= SIM_SPREAD_EVERY / 4 && self->look_ns &&
+                now - self->look_ns >= (uint64_t)SIM_SPREAD_EVERY * SIM_SPREAD_MIN_RUN_NS;
+    self->look_ns = now;
+    /* Twice in a row: one interval that spans a wait between runs is not
+     * a busy core. */
+    bool was = self->busy;
+    self->busy = busy;
+    busy &= was;
+    int cpu = busy ? sched_getcpu() : SIM_SPREAD_IDLE;
     self->dry = 0;
     if (cpu < 0)
         cpu = SIM_SPREAD_IDLE;
@@ -181,7 +193,6 @@ static void spread_look(sim_core_thread *self)
     int to = sim_spread_target(core->id, cpus, chip->core_count, &chip->cpus, chip->cpu_count);
     if (to < 0)
         return;
-    uint64_t now = sp_now_ns();
     if (self->moved_ns && now - self->moved_ns < SIM_SPREAD_PAUSE_NS)
         return;
     self->moved_ns = now;

@@ -105,11 +105,13 @@ typedef struct sim_core_thread {
     sp__fault_thread fault;       /* its guard registration and alternate stack */
     sp__wait_adapt doorbell_wait; /* what its doorbell waits learned (issue 18) */
     /* Spreading (spread.h): whether it may move (off after a failed
-     * move), payloads since its last look and the times it waited for
-     * work meanwhile, its last move. */
+     * move), payloads since its last look, the times it waited for work
+     * meanwhile, when it last looked and last moved. */
     bool spread;
+    bool busy; /* at its last look */
     uint32_t since_look;
     uint32_t dry;
+    uint64_t look_ns;
     uint64_t moved_ns;
 } sim_core_thread;
 

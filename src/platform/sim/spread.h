@@ -14,11 +14,13 @@
  * machine is balanced by the kernel as before (pinning cores measured
  * 10-50x slower with one CPU hog).
  *
- * Each core publishes the CPU it runs on (SIM_SPREAD_IDLE when it ran dry
- * after more than a quarter of its last SIM_SPREAD_EVERY payloads) on a
- * line of its own, every SIM_SPREAD_EVERY payloads; a parked core counts
- * as idle too. The decision reads those and nothing else. Of two busy
- * cores on one CPU, the higher-numbered one moves, so they never both do. */
+ * Each core publishes the CPU it runs on on a line of its own, every
+ * SIM_SPREAD_EVERY payloads, if it was busy at this look and the one
+ * before: it ran dry after at most a quarter of the payloads between
+ * them, and they took SIM_SPREAD_MIN_RUN_NS each or more on average (else
+ * it publishes SIM_SPREAD_IDLE; a parked core counts as idle too). The
+ * decision reads those and nothing else. Of two busy cores on one CPU,
+ * the higher-numbered one moves, so they never both do. */
 #ifndef SP_PLATFORM_SIM_SPREAD_H
 #define SP_PLATFORM_SIM_SPREAD_H
 
@@ -30,6 +32,9 @@
 #define SIM_SPREAD_IDLE (-1)
 /* Payloads between two looks at where the core runs. */
 #define SIM_SPREAD_EVERY 32u
+/* A core whose payloads took less than this each on average since its
+ * last look counts as idle: empty kernels. */
+#define SIM_SPREAD_MIN_RUN_NS 500u
 /* At least this long between two moves of one core. */
 #define SIM_SPREAD_PAUSE_NS (20ull * 1000 * 1000)
 
