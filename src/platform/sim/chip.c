@@ -59,6 +59,15 @@ static uint64_t wait_rung_ns(const sp_device *dev, const char *name, uint64_t v,
     return fallback;
 }
 
+/* settings.sim.cpus (bit c: CPU c) as a CPU set. */
+static void cpus_of_mask(uint64_t mask, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    for (int c = 0; c < 64; c++)
+        if (mask >> c & 1)
+            CPU_SET(c, set);
+}
+
 static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
                         const sp_device *dev)
 {
@@ -70,10 +79,7 @@ static int start_thread(pthread_t *thread, void *(*main)(void *), void *arg, con
     uint64_t mask = dev->options.settings.sim.cpus;
     if (mask) {
         cpu_set_t set;
-        CPU_ZERO(&set);
-        for (int c = 0; c < 64; c++)
-            if (mask >> c & 1)
-                CPU_SET(c, &set);
+        cpus_of_mask(mask, &set);
         /* Best effort: a CPU the process may not use leaves the thread free. */
         if (pthread_setaffinity_np(*thread, sizeof set, &set) != 0)
             SP_WARN("device %d: cannot pin chip thread %s to CPU mask %#llx", dev->id, name,
@@ -198,14 +204,10 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     if (dev->options.settings.sim.cpus)
         cpus = __builtin_popcountll(dev->options.settings.sim.cpus);
     cpu_set_t *allowed = &chip->view.cpus;
-    CPU_ZERO(allowed);
-    if (dev->options.settings.sim.cpus) {
-        for (int c = 0; c < 64; c++)
-            if (dev->options.settings.sim.cpus >> c & 1)
-                CPU_SET(c, allowed);
-    } else if (sched_getaffinity(0, sizeof *allowed, allowed) != 0) {
+    if (dev->options.settings.sim.cpus)
+        cpus_of_mask(dev->options.settings.sim.cpus, allowed);
+    else if (sched_getaffinity(0, sizeof *allowed, allowed) != 0)
         CPU_ZERO(allowed); /* unknown: the cores do not spread */
-    }
     chip->view.cpu_count = CPU_COUNT(allowed);
     chip->view.wait = sp__wait_default;
     /* A short spin: a handoff between two running chip threads takes well
