@@ -1,13 +1,12 @@
 /* Spreading the sim's busy cores over the CPUs (src/platform/sim/spread.h):
  * the rule on given placements, and a chip whose two busy cores were put on
- * one CPU ending up on two. */
+ * one CPU, the higher-numbered of which moves off it. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "../kernels/chip_probe.h"
 #include "chip_test_support.h"
@@ -41,10 +40,11 @@ Test(sim_spread, cores_on_cpus_of_their_own_stay)
 
 Test(sim_spread, an_idle_core_holds_no_cpu)
 {
-    /* Core 0 waits for work on CPU 1's last position: CPU 1 is free. */
+    /* Four cores on two CPUs, two of them idle: they neither hold CPU 1
+     * nor count towards "more busy cores than CPUs". */
     cpu_set_t two = cpus_upto(2);
-    int32_t cpus[3] = {SIM_SPREAD_IDLE, 0, 0};
-    cr_expect_eq(sim_spread_target(2, cpus, 3, &two, 2), 1);
+    int32_t cpus[4] = {SIM_SPREAD_IDLE, 0, 0, SIM_SPREAD_IDLE};
+    cr_expect_eq(sim_spread_target(2, cpus, 4, &two, 2), 1);
     int32_t mine_idle[3] = {0, 0, SIM_SPREAD_IDLE};
     cr_expect_eq(sim_spread_target(2, mine_idle, 3, &two, 2), -1, "an idle core does not move");
 }
@@ -85,8 +85,7 @@ typedef struct spin_ctx {
 
 /* TASKS spin payloads on each of two cores, kept as deep as the chip
  * allows (FEED at most), so they run dry only if this thread gets no CPU
- * for a millisecond: core i's
- * task t has id i * TASKS + t. */
+ * for milliseconds; core i's task t has id i * TASKS + t. */
 static int spin_main(sp_chip *chip, void *dev_ctx, uint32_t index, uint32_t count)
 {
     (void)count;
@@ -154,7 +153,7 @@ static bool core_is_aic(const sp_geometry *g, uint32_t id)
     return g->lane_type[lane] == SP_CORE_AIC;
 }
 
-Test(sim_spread, two_busy_cores_pinned_to_one_cpu_end_on_two, .timeout = 120)
+Test(sim_spread, of_two_busy_cores_pinned_to_one_cpu_the_higher_moves_off, .timeout = 120)
 {
     cpu_set_t mine;
     cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
@@ -192,7 +191,6 @@ Test(sim_spread, two_busy_cores_pinned_to_one_cpu_end_on_two, .timeout = 120)
 
     int32_t cpu[2 * TASKS];
     dev_download(dev, cpu, records, sizeof cpu);
-    /* Both started on `first`; by the end of their runs they are apart. */
     /* The test pinned both to `first`; only the core moving itself (and
      * freeing its mask) lets the higher-numbered one run elsewhere. Where
      * it ends is the kernel's business: on a loaded machine the balancer

@@ -200,14 +200,14 @@ int sim_chip_create(sp_device *dev, struct sim_chip **out)
     /* Chip threads spin only while the awake ones fit on the CPUs, and
      * count themselves out while parked (settings.sim.spin_ns and yield_ns
      * override the rungs, for experiments). */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (dev->options.settings.sim.cpus)
-        cpus = __builtin_popcountll(dev->options.settings.sim.cpus);
     cpu_set_t *allowed = &chip->view.cpus;
-    if (dev->options.settings.sim.cpus)
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (dev->options.settings.sim.cpus) {
         cpus_of_mask(dev->options.settings.sim.cpus, allowed);
-    else if (sched_getaffinity(0, sizeof *allowed, allowed) != 0)
+        cpus = CPU_COUNT(allowed);
+    } else if (sched_getaffinity(0, sizeof *allowed, allowed) != 0) {
         CPU_ZERO(allowed); /* unknown: the cores do not spread */
+    }
     chip->view.cpu_count = CPU_COUNT(allowed);
     chip->view.wait = sp__wait_default;
     /* A short spin: a handoff between two running chip threads takes well

@@ -181,9 +181,9 @@ static void spread_look(sim_core_thread *self)
         cpu = SIM_SPREAD_IDLE;
     if (atomic_load_explicit(&core->cpu, memory_order_relaxed) != cpu)
         atomic_store_explicit(&core->cpu, cpu, memory_order_relaxed);
-    if (cpu < 0 || !self->spread || chip->core_count > 256)
+    if (cpu < 0 || !self->spread || chip->core_count > SIM_SPREAD_MAX_CORES)
         return;
-    int32_t cpus[256];
+    int32_t cpus[SIM_SPREAD_MAX_CORES];
     /* Relaxed: hints; a stale one costs a move the next look undoes. */
     for (uint32_t k = 0; k < chip->core_count; k++)
         cpus[k] = atomic_load_explicit(&chip->cores[k].parked, memory_order_relaxed)

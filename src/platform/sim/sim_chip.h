@@ -78,9 +78,10 @@ typedef struct sim_core {
     /* Posted line: the scheduler's, never touched by the core. */
     alignas(SP_CACHE_LINE) uint32_t posted;
 
-    /* Placement line: the CPU the core's thread last found itself on while
-     * busy, SIM_SPREAD_IDLE while it waits (spread.h); written by the core
-     * every SIM_SPREAD_EVERY payloads, read by the chip's other cores then. */
+    /* Placement line: the CPU the core's thread found itself on at its last
+     * look, SIM_SPREAD_IDLE if it was not busy then (spread.h); written by
+     * the core every SIM_SPREAD_EVERY payloads, read by the chip's other
+     * cores then. */
     alignas(SP_CACHE_LINE) _Atomic int32_t cpu;
     _Atomic uint32_t parked; /* raised while its doorbell wait sleeps */
 

@@ -10,7 +10,7 @@
  * with another busy core of its chip while some CPU it may use runs no
  * busy core moves itself there, once, and is free again at once: it sets
  * its affinity to that CPU (the kernel migrates it), then back to the
- * mask it had. It is a hint at placement, never a pin: a chip on a loaded
+ * chip's mask. It is a hint at placement, never a pin: a chip on a loaded
  * machine is balanced by the kernel as before (pinning cores measured
  * 10-50x slower with one CPU hog).
  *
@@ -35,6 +35,9 @@
 /* A core whose payloads took less than this each on average since its
  * last look counts as idle: empty kernels. */
 #define SIM_SPREAD_MIN_RUN_NS 500u
+/* A chip with more cores than this does not spread (the look gathers
+ * their CPUs on its stack). */
+#define SIM_SPREAD_MAX_CORES 256u
 /* At least this long between two moves of one core. */
 #define SIM_SPREAD_PAUSE_NS (20ull * 1000 * 1000)
 
