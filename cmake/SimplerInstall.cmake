@@ -6,6 +6,7 @@
 #   P/lib/simpler/libsimpler_<rt>_<platform>.so, libsimpler_platform_<p>.so
 #                                      the runtime modules (RUNPATH $ORIGIN),
 #                                      found beside the installed libsimpler
+#   P/lib/simpler/simpler-load-probe   registration's throw-away process
 #   P/bin/simpler                      the command (RUNPATH $ORIGIN/../lib)
 #   P/lib/cmake/simpler/               simplerConfig.cmake (+ version file,
 #                                      SimplerCallable.cmake)
@@ -49,6 +50,9 @@ foreach(platform ${SIMPLER_PLATFORMS})
   set_target_properties(${targets} PROPERTIES INSTALL_RPATH "$ORIGIN")
   install(TARGETS ${targets} LIBRARY DESTINATION ${SIMPLER_INSTALL_MODULEDIR})
 endforeach()
+# Registration's load probe, beside the platform library that starts it.
+set_target_properties(simpler_load_probe PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS simpler_load_probe RUNTIME DESTINATION ${SIMPLER_INSTALL_MODULEDIR})
 
 file(RELATIVE_PATH _sp_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
 set_target_properties(simpler PROPERTIES INSTALL_RPATH "$ORIGIN/${_sp_bin_to_lib}")

@@ -1,7 +1,10 @@
-/* Paths relative to the running executable, from /proc/self/exe. */
+/* Paths relative to the running executable (/proc/self/exe) or to the
+ * object this file is linked into (the loader's link map). */
 #include "common/paths.h"
 
+#include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +20,29 @@ int sp__path_beside_exe(char *buf, size_t len, const char *rel)
     if (slash)
         *slash = 0;
     int w = snprintf(buf, len, "%s/%s", exe, rel);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+int sp__object_dir(const void *addr, char *buf, size_t len)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    char path[PATH_MAX];
+    if (!dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return -1;
+    if (map->l_name && map->l_name[0]) {
+        snprintf(path, sizeof path, "%s", map->l_name);
+    } else { /* the main program: the loader does not record its path */
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0)
+            return -1;
+        path[n] = 0;
+    }
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return snprintf(buf, len, ".") < (int)len ? 0 : -1;
+    *slash = 0;
+    int w = snprintf(buf, len, "%s", path[0] ? path : "/");
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 

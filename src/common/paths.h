@@ -1,4 +1,5 @@
-/* Files found relative to the running executable: the command's data
+/* Files found relative to the running executable or to the library this
+ * code is linked into: the command's data
  * (the examples' callables, the smoke objects), installed or in the build
  * tree, and the build tree's own files (build/bin/... beside ../lib). */
 #ifndef SP_COMMON_PATHS_H
@@ -9,6 +10,12 @@
 /* "<directory of this executable>/<rel>" into buf. 0, or -1 if the
  * executable cannot be found or the path does not fit. */
 int sp__path_beside_exe(char *buf, size_t len, const char *rel);
+
+/* The directory of the loaded object that holds `addr` (pass a static
+ * function of the caller's: the library it is linked into, or the
+ * executable when it is linked statically). 0, or -1 if the loader does
+ * not know it or it does not fit. */
+int sp__object_dir(const void *addr, char *buf, size_t len);
 
 /* The command's data file `rel` ("examples/bgemm.spc",
  * "smoke/sp_smoke_kernel.so") into buf: the first that exists of

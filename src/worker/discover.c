@@ -6,13 +6,13 @@
  * then the directory of libsimpler.so itself (the build tree puts the
  * modules beside it). Never beside the executable: a program finds the
  * modules of the library it links, wherever it runs from. */
-#include <dlfcn.h>
 #include <limits.h>
-#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/paths.h"
 #include "simpler/status.h"
 #include "simpler/worker.h"
 #include "worker/worker_internal.h"
@@ -29,31 +29,6 @@ static int name_ok(const char *s)
             !((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_'))
             return 0;
     return n > 0;
-}
-
-/* The directory of the object this function is linked into: libsimpler.so,
- * or the executable when the worker is linked statically. 0 or -1. */
-static int default_module_dir(char *buf, size_t len)
-{
-    Dl_info info;
-    struct link_map *map = NULL;
-    char path[PATH_MAX];
-    if (!dladdr1((void *)default_module_dir, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
-        return -1;
-    if (map->l_name && map->l_name[0]) {
-        snprintf(path, sizeof path, "%s", map->l_name);
-    } else { /* the main program: the loader does not record its path */
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-        if (n <= 0)
-            return -1;
-        path[n] = 0;
-    }
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return snprintf(buf, len, ".") < (int)len ? 0 : -1;
-    *slash = 0;
-    int w = snprintf(buf, len, "%s", path[0] ? path : "/");
-    return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
 /* One module search: the file looked for, the first path found, and the
@@ -124,7 +99,7 @@ SP_EXPORT int sp_worker_open_runtime(const char *runtime, const char *platform,
             p += n + (p[n] == ':');
         }
         char lib[PATH_MAX], sub[PATH_MAX + 16];
-        if (!found && default_module_dir(lib, sizeof lib) == 0) {
+        if (!found && sp__object_dir((const void *)(uintptr_t)name_ok, lib, sizeof lib) == 0) {
             snprintf(sub, sizeof sub, "%s/simpler", lib);
             found = search_dir(&ms, sub, strlen(sub), "installed") ||
                     search_dir(&ms, lib, strlen(lib), "beside libsimpler");

@@ -51,7 +51,7 @@ step "layout"
 for f in include/simpler/worker.h include/simpler/kernel.h include/simpler/orchestration.h \
   include/simpler/version.h lib/libsimpler.so "lib/libsimpler.so.$abi" "lib/libsimpler.so.$version" \
   lib/simpler/libsimpler_hbg_sim.so lib/simpler/libsimpler_tmr_sim.so \
-  lib/simpler/libsimpler_platform_sim.so bin/simpler \
+  lib/simpler/libsimpler_platform_sim.so lib/simpler/simpler-load-probe bin/simpler \
   lib/cmake/simpler/simplerConfig.cmake lib/cmake/simpler/simplerConfigVersion.cmake \
   lib/cmake/simpler/SimplerCallable.cmake lib/pkgconfig/simpler.pc \
   share/simpler/smoke/sp_smoke_kernel.so share/simpler/smoke/sp_smoke_orch.so \
@@ -68,12 +68,13 @@ diff <(cd "$src/include/simpler" && ls) <(cd "$prefix/include/simpler" && ls) >/
 soname=$(readelf -d "$prefix/lib/libsimpler.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libsimpler.so.$abi" ] || fail "SONAME '$soname', want libsimpler.so.$abi"
 runpath() { readelf -d "$1" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p'; }
-for f in "$prefix"/lib/simpler/*.so; do
+for f in "$prefix"/lib/simpler/*.so "$prefix"/lib/simpler/simpler-load-probe; do
   [ "$(runpath "$f")" = "\$ORIGIN" ] || fail "$f: RUNPATH '$(runpath "$f")', want \$ORIGIN"
 done
 [ "$(runpath "$prefix/bin/simpler")" = "\$ORIGIN/../lib" ] ||
   fail "bin/simpler: RUNPATH '$(runpath "$prefix/bin/simpler")', want \$ORIGIN/../lib"
-for f in "$prefix"/lib/libsimpler.so.* "$prefix"/lib/simpler/*.so "$prefix"/bin/simpler; do
+for f in "$prefix"/lib/libsimpler.so.* "$prefix"/lib/simpler/*.so "$prefix"/lib/simpler/simpler-load-probe \
+  "$prefix"/bin/simpler; do
   if runpath "$f" | grep -qF "$build"; then fail "$f: RUNPATH names the build tree"; fi
 done
 

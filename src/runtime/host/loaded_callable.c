@@ -196,35 +196,12 @@ static int load_kernels(const sp_host_api *api, rt_loaded_callable *lc, char *er
     return rc;
 }
 
-/* ---- the probe: every binary loaded, checked and unloaded in a child ---- */
+/* ---- the probe: every binary loaded, checked and unloaded in a helper ---- */
 
-/* Loading in a child costs one fork per registration; a constructor that
- * never returns is killed after this long without progress. */
+/* Loading in a helper process costs one spawn per registration; a
+ * constructor that never returns is killed after this long without
+ * progress. */
 #define LOAD_PROBE_STALL_MS 10000u
-
-/* In the child: what registration will resolve and run in-process. */
-static int probe_check(void *ctx, size_t index, sp__shared_object *so, char *why, size_t why_len)
-{
-    const rt_loaded_callable *lc = ctx;
-    void *fn;
-    if (index == 0) {
-        int rc = sp__shared_object_entry(so, lc->view.orch_entry, &fn, why, why_len);
-        if (!rc && lc->view.orch_config) {
-            rc = sp__shared_object_entry(so, lc->view.orch_config, &fn, why, why_len);
-            if (rc)
-                return rc;
-            /* Overruns are the in-process check's job; here a page of room
-             * keeps one from hiding an exit, abort or endless loop. */
-            static _Alignas(64) uint8_t scratch[4096];
-            sp_orch_config *cfg = (sp_orch_config *)(void *)scratch;
-            cfg->abi_version = SP_ORCH_ABI_VERSION;
-            ((sp_orch_config_fn)fn)(cfg);
-        }
-        return rc;
-    }
-    const sp_callable_kernel *k = &lc->view.kernels[index - 1];
-    return sp__shared_object_entry(so, sp_callable_string(&lc->view, k->entry), &fn, why, why_len);
-}
 
 static void binary_name(const rt_loaded_callable *lc, size_t index, char *buf, size_t len)
 {
@@ -245,13 +222,18 @@ static int probe_binaries(rt_loaded_callable *lc, char *err, size_t err_len)
         snprintf(err, err_len, "callable %u: out of memory", lc->id);
         return SP_ENOMEM;
     }
+    /* What registration will resolve and run in-process: the entries and
+     * the orchestration's config function. */
     const sp_callable_header *h = lc->view.header;
-    items[0] = (sp__load_probe_item){lc->view.base + h->orch.offset, h->orch.size};
+    items[0] =
+        (sp__load_probe_item){lc->view.base + h->orch.offset, h->orch.size, lc->view.orch_entry,
+                              lc->view.orch_config, SP_ORCH_ABI_VERSION};
     for (size_t i = 1; i < n; i++) {
-        const sp_callable_section *b = &lc->view.kernels[i - 1].binary;
-        items[i] = (sp__load_probe_item){lc->view.base + b->offset, b->size};
+        const sp_callable_kernel *k = &lc->view.kernels[i - 1];
+        items[i] = (sp__load_probe_item){lc->view.base + k->binary.offset, k->binary.size,
+                                         sp_callable_string(&lc->view, k->entry), NULL, 0};
     }
-    /* Malformed ELF is refused here, before any child is forked. */
+    /* Malformed ELF is refused here, before any helper is started. */
     char why[256];
     for (size_t i = 0; i < n; i++) {
         if (sp__elf_check(items[i].bytes, items[i].size, why, sizeof why) != SP_OK) {
@@ -264,7 +246,7 @@ static int probe_binaries(rt_loaded_callable *lc, char *err, size_t err_len)
         }
     }
     sp__load_probe_verdict v;
-    int failed = sp__load_probe(items, n, probe_check, lc, LOAD_PROBE_STALL_MS, &v);
+    int failed = sp__load_probe(items, n, LOAD_PROBE_STALL_MS, &v);
     free(items);
     if (!failed)
         return SP_OK;
