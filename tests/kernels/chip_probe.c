@@ -2,10 +2,10 @@
  * Every pointer argument is a device address. */
 #include <sched.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "chip_probe.h"
 #include "simpler/kernel.h"
+#include "spin.h"
 
 /* args: [0] uint32 counts[] indexed by task id, [1] the expected core type,
  * [2] uint32 error counter. Counts each dispatch once per run of the kernel. */
@@ -60,12 +60,6 @@ SP_KERNEL(chip_order)
 SP_KERNEL(chip_spin_cpu)
 {
     int32_t *cpus = (int32_t *)(uintptr_t)args[0];
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t.tv_nsec -
-               (uint64_t)t0.tv_nsec <
-           args[1]);
+    spin_ns(args[1]);
     cpus[ctx->task_id] = sched_getcpu();
 }

@@ -1,7 +1,6 @@
 /* Kernels of the predicated-task tests (tests/scene/test_predicates.c). */
-#include <time.h>
-
 #include "simpler/kernel.h"
+#include "spin.h"
 
 /* [0] src (i32, IN), [1] flags (i32, OUT_EXISTING): flags = src, the
  * router whose output the predicates read. */
@@ -45,10 +44,6 @@ SP_KERNEL(pred_sum)
 SP_KERNEL(pred_spin)
 {
     (void)ctx;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    while ((uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec)) < args[1]);
+    spin_ns(args[1]);
     *(int64_t *)sp_tensor_data(sp_arg_tensor(args, 0)) = 1;
 }

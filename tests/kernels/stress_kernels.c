@@ -1,18 +1,8 @@
 /* Kernels for the scheduling stress tests (tests/scene/test_tmr_stress.c)
  * and the orchestration-thread tests: u64 tensors, one job each. */
-#include <time.h>
-
 #include "simpler/kernel.h"
 #include "simpler/tensor.h"
-
-static void busy_us(uint64_t us)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    while ((uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec)) < us * 1000);
-}
+#include "spin.h"
 
 /* args: [0] tensor: element (block * 3 + lane) mod numel := task id + 1.
  * Every block and MIX lane writes its own element. */
@@ -28,7 +18,7 @@ SP_KERNEL(stress_mark)
 SP_KERNEL(stress_wait)
 {
     (void)ctx;
-    busy_us(args[1]);
+    spin_ns(args[1] * 1000);
 }
 
 /* args: [0], [1] tensors, [2] value: every element of both := value. */
